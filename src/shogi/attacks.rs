@@ -1,0 +1,442 @@
+//! Attack tables, computed at compile time, and sliding attacks.
+//!
+//! Sliding pieces use one ray per direction: for a ray running towards higher square indices the
+//! nearest blocker is the lowest set bit of `ray & occupied`, for one running towards lower indices
+//! the highest; both are a handful of `u128` operations and need no large tables.
+
+use super::bitboard::Bitboard;
+use super::types::{Color, PieceType, Square};
+
+const fn on_board(f: i32, r: i32) -> bool {
+    f >= 0 && f < 9 && r >= 0 && r < 9
+}
+
+/// Step offsets `(file, rank)` from Black's point of view (rank -1 is forward).
+const PAWN_STEPS: &[(i32, i32)] = &[(0, -1)];
+const KNIGHT_STEPS: &[(i32, i32)] = &[(-1, -2), (1, -2)];
+const SILVER_STEPS: &[(i32, i32)] = &[(-1, -1), (0, -1), (1, -1), (-1, 1), (1, 1)];
+const GOLD_STEPS: &[(i32, i32)] = &[(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (0, 1)];
+const KING_STEPS: &[(i32, i32)] = &[
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
+
+const fn step_table(steps: &[(i32, i32)], color: Color) -> [u128; 81] {
+    let mut table = [0u128; 81];
+    let mut sq = 0;
+    while sq < 81 {
+        let f = (sq / 9) as i32;
+        let r = (sq % 9) as i32;
+        let mut i = 0;
+        while i < steps.len() {
+            let df = steps[i].0;
+            let dr = match color {
+                Color::Black => steps[i].1,
+                Color::White => -steps[i].1,
+            };
+            if on_board(f + df, r + dr) {
+                table[sq] |= 1u128 << ((f + df) * 9 + r + dr);
+            }
+            i += 1;
+        }
+        sq += 1;
+    }
+    table
+}
+
+const fn colored_steps(steps: &[(i32, i32)]) -> [[u128; 81]; 2] {
+    [
+        step_table(steps, Color::Black),
+        step_table(steps, Color::White),
+    ]
+}
+
+static PAWN: [[u128; 81]; 2] = colored_steps(PAWN_STEPS);
+static KNIGHT: [[u128; 81]; 2] = colored_steps(KNIGHT_STEPS);
+static SILVER: [[u128; 81]; 2] = colored_steps(SILVER_STEPS);
+static GOLD: [[u128; 81]; 2] = colored_steps(GOLD_STEPS);
+static KING: [u128; 81] = step_table(KING_STEPS, Color::Black);
+
+/// Ray directions `(file, rank)`. The first four run towards lower square indices.
+const DIRS: [(i32, i32); 8] = [
+    (0, -1),  // towards rank a: index -1
+    (-1, 0),  // towards file 1: index -9
+    (-1, -1), // index -10
+    (-1, 1),  // index -8
+    (0, 1),   // index +1
+    (1, 0),   // index +9
+    (1, 1),   // index +10
+    (1, -1),  // index +8
+];
+const UP: usize = 0;
+const RIGHT: usize = 1;
+const UP_RIGHT: usize = 2;
+const DOWN_RIGHT: usize = 3;
+const DOWN: usize = 4;
+const LEFT: usize = 5;
+const DOWN_LEFT: usize = 6;
+const UP_LEFT: usize = 7;
+
+const fn ray_table() -> [[u128; 81]; 8] {
+    let mut t = [[0u128; 81]; 8];
+    let mut d = 0;
+    while d < 8 {
+        let mut sq = 0;
+        while sq < 81 {
+            let mut f = (sq / 9) as i32 + DIRS[d].0;
+            let mut r = (sq % 9) as i32 + DIRS[d].1;
+            while on_board(f, r) {
+                t[d][sq] |= 1u128 << (f * 9 + r);
+                f += DIRS[d].0;
+                r += DIRS[d].1;
+            }
+            sq += 1;
+        }
+        d += 1;
+    }
+    t
+}
+
+static RAYS: [[u128; 81]; 8] = ray_table();
+
+const fn between_table() -> [[u128; 81]; 81] {
+    let mut t = [[0u128; 81]; 81];
+    let mut a = 0;
+    while a < 81 {
+        let mut d = 0;
+        while d < 8 {
+            let mut f = (a / 9) as i32 + DIRS[d].0;
+            let mut r = (a % 9) as i32 + DIRS[d].1;
+            let mut acc = 0u128;
+            while on_board(f, r) {
+                let b = (f * 9 + r) as usize;
+                t[a][b] = acc;
+                acc |= 1u128 << b;
+                f += DIRS[d].0;
+                r += DIRS[d].1;
+            }
+            d += 1;
+        }
+        a += 1;
+    }
+    t
+}
+
+const fn line_table() -> [[u128; 81]; 81] {
+    let rays = ray_table();
+    let mut t = [[0u128; 81]; 81];
+    let mut a = 0;
+    while a < 81 {
+        let mut d = 0;
+        while d < 4 {
+            // Direction d and its opposite d + 4 form one full line through a.
+            let line = rays[d][a] | rays[d + 4][a] | 1u128 << a;
+            let mut b = 0;
+            while b < 81 {
+                if line >> b & 1 != 0 && b != a {
+                    t[a][b] = line;
+                }
+                b += 1;
+            }
+            d += 1;
+        }
+        a += 1;
+    }
+    t
+}
+
+static BETWEEN: [[u128; 81]; 81] = between_table();
+static LINE: [[u128; 81]; 81] = line_table();
+
+#[inline]
+fn ray_towards_high(dir: usize, sq: Square, occ: Bitboard) -> u128 {
+    let ray = RAYS[dir][sq.index()];
+    let blockers = ray & occ.0;
+    // Bits up to and including the lowest blocker; all bits when there is none.
+    ray & (blockers ^ blockers.wrapping_sub(1))
+}
+
+#[inline]
+fn ray_towards_low(dir: usize, sq: Square, occ: Bitboard) -> u128 {
+    let ray = RAYS[dir][sq.index()];
+    // Bit 0 stands in for "no blocker": it keeps the whole ray, as square 0 is its far end.
+    let blockers = ray & occ.0 | 1;
+    ray & (u128::MAX << (127 - blockers.leading_zeros()))
+}
+
+#[inline]
+pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
+    Bitboard(PAWN[color.index()][sq.index()])
+}
+
+#[inline]
+pub fn knight_attacks(color: Color, sq: Square) -> Bitboard {
+    Bitboard(KNIGHT[color.index()][sq.index()])
+}
+
+#[inline]
+pub fn silver_attacks(color: Color, sq: Square) -> Bitboard {
+    Bitboard(SILVER[color.index()][sq.index()])
+}
+
+#[inline]
+pub fn gold_attacks(color: Color, sq: Square) -> Bitboard {
+    Bitboard(GOLD[color.index()][sq.index()])
+}
+
+#[inline]
+pub fn king_attacks(sq: Square) -> Bitboard {
+    Bitboard(KING[sq.index()])
+}
+
+#[inline]
+pub fn lance_attacks(color: Color, sq: Square, occ: Bitboard) -> Bitboard {
+    Bitboard(match color {
+        Color::Black => ray_towards_low(UP, sq, occ),
+        Color::White => ray_towards_high(DOWN, sq, occ),
+    })
+}
+
+/// Lance moves on an empty board.
+#[inline]
+pub fn lance_pseudo_attacks(color: Color, sq: Square) -> Bitboard {
+    Bitboard(match color {
+        Color::Black => RAYS[UP][sq.index()],
+        Color::White => RAYS[DOWN][sq.index()],
+    })
+}
+
+#[inline]
+pub fn rook_attacks(sq: Square, occ: Bitboard) -> Bitboard {
+    Bitboard(
+        ray_towards_low(UP, sq, occ)
+            | ray_towards_low(RIGHT, sq, occ)
+            | ray_towards_high(DOWN, sq, occ)
+            | ray_towards_high(LEFT, sq, occ),
+    )
+}
+
+#[inline]
+pub fn bishop_attacks(sq: Square, occ: Bitboard) -> Bitboard {
+    Bitboard(
+        ray_towards_low(UP_RIGHT, sq, occ)
+            | ray_towards_low(DOWN_RIGHT, sq, occ)
+            | ray_towards_high(DOWN_LEFT, sq, occ)
+            | ray_towards_high(UP_LEFT, sq, occ),
+    )
+}
+
+#[inline]
+pub fn rook_pseudo_attacks(sq: Square) -> Bitboard {
+    let s = sq.index();
+    Bitboard(RAYS[UP][s] | RAYS[RIGHT][s] | RAYS[DOWN][s] | RAYS[LEFT][s])
+}
+
+#[inline]
+pub fn bishop_pseudo_attacks(sq: Square) -> Bitboard {
+    let s = sq.index();
+    Bitboard(RAYS[UP_RIGHT][s] | RAYS[DOWN_RIGHT][s] | RAYS[DOWN_LEFT][s] | RAYS[UP_LEFT][s])
+}
+
+/// Squares strictly between `a` and `b` when they share a rank, file or diagonal.
+#[inline]
+pub fn between(a: Square, b: Square) -> Bitboard {
+    Bitboard(BETWEEN[a.index()][b.index()])
+}
+
+/// The whole line through `a` and `b` (edge to edge) when aligned, else empty.
+#[inline]
+pub fn line(a: Square, b: Square) -> Bitboard {
+    Bitboard(LINE[a.index()][b.index()])
+}
+
+/// True when the three squares lie on one line.
+#[inline]
+pub fn aligned(a: Square, b: Square, c: Square) -> bool {
+    line(a, b).has(c)
+}
+
+/// Attacks of a piece of `color` and kind `kind` standing on `sq`.
+#[inline]
+pub fn attacks(color: Color, kind: PieceType, sq: Square, occ: Bitboard) -> Bitboard {
+    match kind {
+        PieceType::Pawn => pawn_attacks(color, sq),
+        PieceType::Lance => lance_attacks(color, sq, occ),
+        PieceType::Knight => knight_attacks(color, sq),
+        PieceType::Silver => silver_attacks(color, sq),
+        PieceType::Gold
+        | PieceType::ProPawn
+        | PieceType::ProLance
+        | PieceType::ProKnight
+        | PieceType::ProSilver => gold_attacks(color, sq),
+        PieceType::Bishop => bishop_attacks(sq, occ),
+        PieceType::Rook => rook_attacks(sq, occ),
+        PieceType::King => king_attacks(sq),
+        PieceType::Horse => bishop_attacks(sq, occ) | king_attacks(sq),
+        PieceType::Dragon => rook_attacks(sq, occ) | king_attacks(sq),
+    }
+}
+
+/// Ranks (from `color`'s side) where a piece of this kind may stand: pawns and lances never on
+/// the far rank, knights never on the two far ranks.
+#[inline]
+pub fn legal_ranks(color: Color, kind: PieceType) -> Bitboard {
+    let far = match kind {
+        PieceType::Pawn | PieceType::Lance => 1,
+        PieceType::Knight => 2,
+        _ => 0,
+    };
+    Bitboard(RELATIVE_RANKS_FROM[color.index()][far])
+}
+
+const fn rank_masks() -> [[u128; 3]; 2] {
+    // [color][n]: squares whose rank, seen from color, is >= n.
+    let mut t = [[0u128; 3]; 2];
+    let mut sq = 0;
+    while sq < 81 {
+        let r = sq % 9;
+        let mut n = 0;
+        while n < 3 {
+            if r >= n {
+                t[0][n] |= 1u128 << sq;
+            }
+            if 8 - r >= n {
+                t[1][n] |= 1u128 << sq;
+            }
+            n += 1;
+        }
+        sq += 1;
+    }
+    t
+}
+
+static RELATIVE_RANKS_FROM: [[u128; 3]; 2] = rank_masks();
+
+const fn zone_masks() -> [u128; 2] {
+    let mut t = [0u128; 2];
+    let mut sq = 0;
+    while sq < 81 {
+        let r = sq % 9;
+        if r < 3 {
+            t[0] |= 1u128 << sq;
+        }
+        if r > 5 {
+            t[1] |= 1u128 << sq;
+        }
+        sq += 1;
+    }
+    t
+}
+
+static ZONES: [u128; 2] = zone_masks();
+
+/// The three ranks where `color`'s pieces may promote.
+#[inline]
+pub fn promotion_zone(color: Color) -> Bitboard {
+    Bitboard(ZONES[color.index()])
+}
+
+const fn file_masks() -> [u128; 9] {
+    let mut t = [0u128; 9];
+    let mut f = 0;
+    while f < 9 {
+        t[f] = 0x1ffu128 << (f * 9);
+        f += 1;
+    }
+    t
+}
+
+static FILES: [u128; 9] = file_masks();
+
+#[inline]
+pub fn file_mask(file: u8) -> Bitboard {
+    Bitboard(FILES[file as usize])
+}
+
+/// Files containing a set bit, spread over the whole file (for the two-pawn rule).
+#[inline]
+pub fn fill_files(b: Bitboard) -> Bitboard {
+    let mut out = 0u128;
+    let mut rest = b.0;
+    while rest != 0 {
+        let f = rest.trailing_zeros() / 9;
+        out |= FILES[f as usize];
+        rest &= !FILES[f as usize];
+    }
+    Bitboard(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slide_naive(sq: Square, occ: Bitboard, dirs: &[(i32, i32)]) -> Bitboard {
+        let mut b = Bitboard::EMPTY;
+        for &(df, dr) in dirs {
+            let mut cur = sq;
+            while let Some(n) = cur.offset(df, dr) {
+                b.set(n);
+                if occ.has(n) {
+                    break;
+                }
+                cur = n;
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn sliders_match_naive() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let occ = Bitboard(((next() as u128) << 64 | next() as u128) & Bitboard::ALL.0);
+            let occ = Bitboard(occ.0 & ((next() as u128) << 64 | next() as u128));
+            for sq in Square::all() {
+                let rook = slide_naive(sq, occ, &[(0, 1), (0, -1), (1, 0), (-1, 0)]);
+                let bishop = slide_naive(sq, occ, &[(1, 1), (1, -1), (-1, 1), (-1, -1)]);
+                assert_eq!(rook_attacks(sq, occ), rook, "rook {sq:?}");
+                assert_eq!(bishop_attacks(sq, occ), bishop, "bishop {sq:?}");
+                assert_eq!(
+                    lance_attacks(Color::Black, sq, occ),
+                    slide_naive(sq, occ, &[(0, -1)])
+                );
+                assert_eq!(
+                    lance_attacks(Color::White, sq, occ),
+                    slide_naive(sq, occ, &[(0, 1)])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn between_and_line() {
+        let a = Square::new(0, 0);
+        let b = Square::new(4, 4);
+        assert_eq!(between(a, b).count(), 3);
+        assert!(line(a, b).has(Square::new(8, 8)));
+        assert!(between(a, Square::new(1, 2)).is_empty());
+        assert!(line(a, Square::new(1, 2)).is_empty());
+        assert!(aligned(a, b, Square::new(2, 2)));
+    }
+
+    #[test]
+    fn step_tables() {
+        assert_eq!(knight_attacks(Color::Black, Square::new(4, 4)).count(), 2);
+        assert_eq!(gold_attacks(Color::White, Square::new(4, 4)).count(), 6);
+        assert!(pawn_attacks(Color::Black, Square::new(4, 4)).has(Square::new(4, 3)));
+        assert!(pawn_attacks(Color::White, Square::new(4, 4)).has(Square::new(4, 5)));
+        assert_eq!(king_attacks(Square::new(0, 0)).count(), 3);
+    }
+}

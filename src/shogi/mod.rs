@@ -1,0 +1,16 @@
+//! The rules of shogi: board representation, SFEN and USI notation, move generation, perft.
+
+pub mod attacks;
+pub mod bitboard;
+pub mod movegen;
+pub mod perft;
+pub mod position;
+pub mod sfen;
+pub mod types;
+mod zobrist;
+
+pub use bitboard::Bitboard;
+pub use movegen::MoveList;
+pub use position::Position;
+pub use sfen::{MoveError, SfenError, STARTPOS_SFEN};
+pub use types::{Color, Hand, Move, Piece, PieceType, Square};

@@ -1,0 +1,437 @@
+//! Legal move generation: all moves, checking moves and check evasions.
+//!
+//! Every generator produces only legal moves (own king never left in check, no double pawns,
+//! no piece left without a future move, no pawn-drop mate), each move exactly once.
+
+use super::attacks::*;
+use super::bitboard::Bitboard;
+use super::position::{CheckInfo, Position};
+use super::types::{Color, Move, PieceType, Square};
+
+/// The most legal moves any shogi position has is 593.
+pub const MAX_MOVES: usize = 600;
+
+/// A fixed-capacity move list that lives on the stack.
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+impl Default for MoveList {
+    fn default() -> Self {
+        MoveList::new()
+    }
+}
+
+impl MoveList {
+    #[inline]
+    pub fn new() -> MoveList {
+        MoveList {
+            moves: [Move::NULL; MAX_MOVES],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, m: Move) {
+        debug_assert!(self.len < MAX_MOVES);
+        self.moves[self.len] = m;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+
+    pub fn contains(&self, m: Move) -> bool {
+        self.as_slice().contains(&m)
+    }
+
+    /// Keeps the moves for which `keep` holds, preserving order.
+    pub fn retain(&mut self, mut keep: impl FnMut(Move) -> bool) {
+        let mut n = 0;
+        for i in 0..self.len {
+            let m = self.moves[i];
+            if keep(m) {
+                self.moves[n] = m;
+                n += 1;
+            }
+        }
+        self.len = n;
+    }
+}
+
+impl std::ops::Deref for MoveList {
+    type Target = [Move];
+    fn deref(&self) -> &[Move] {
+        self.as_slice()
+    }
+}
+
+/// Pushes the promoting and/or non-promoting forms of a board move that are legal for the piece
+/// (promotion when `from` or `to` is in the zone; no non-promotion onto a dead square).
+#[inline]
+fn push_board_move(list: &mut MoveList, us: Color, kind: PieceType, from: Square, to: Square) {
+    if kind.can_promote() {
+        let zone = promotion_zone(us);
+        if zone.has(from) || zone.has(to) {
+            list.push(Move::normal(from, to, true));
+        }
+        if legal_ranks(us, kind).has(to) {
+            list.push(Move::normal(from, to, false));
+        }
+    } else {
+        list.push(Move::normal(from, to, false));
+    }
+}
+
+/// Shared per-node data for the generators.
+struct Ctx {
+    us: Color,
+    occ: Bitboard,
+    own: Bitboard,
+    /// Our king, if any.
+    king: Option<Square>,
+    /// Our pieces pinned to our king.
+    pinned: Bitboard,
+}
+
+impl Ctx {
+    #[inline]
+    fn new(pos: &Position) -> Ctx {
+        let us = pos.side_to_move();
+        Ctx {
+            us,
+            occ: pos.occupied(),
+            own: pos.pieces_of(us),
+            king: pos.king(us),
+            pinned: pos.pinned(us),
+        }
+    }
+
+    /// Destinations a non-king piece on `from` may use without exposing our king.
+    #[inline]
+    fn pin_mask(&self, from: Square) -> Bitboard {
+        match self.king {
+            Some(k) if self.pinned.has(from) => line(k, from),
+            _ => Bitboard::ALL,
+        }
+    }
+}
+
+/// Legal king destinations within `targets`.
+#[inline]
+fn push_king_moves(
+    pos: &Position,
+    ctx: &Ctx,
+    king: Square,
+    targets: Bitboard,
+    list: &mut MoveList,
+) {
+    let them = !ctx.us;
+    let occ = ctx.occ ^ Bitboard::from_square(king);
+    for to in king_attacks(king) & targets & !ctx.own {
+        if !pos.is_attacked(them, to, occ) {
+            list.push(Move::normal(king, to, false));
+        }
+    }
+}
+
+/// All non-king board moves to squares in `targets`.
+#[inline]
+fn push_piece_moves(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
+    let us = ctx.us;
+    let mut movers = ctx.own & !pos.pieces_of_kind(PieceType::King);
+    let targets = targets & !ctx.own;
+    while let Some(from) = movers.pop() {
+        let kind = pos.piece_at(from).expect("own piece").kind();
+        let dests = attacks(us, kind, from, ctx.occ) & targets & ctx.pin_mask(from);
+        for to in dests {
+            push_board_move(list, us, kind, from, to);
+        }
+    }
+}
+
+/// Squares where `us` may not drop a pawn because of the two-pawn rule.
+#[inline]
+fn pawn_files(pos: &Position, us: Color) -> Bitboard {
+    fill_files(pos.pieces(us, PieceType::Pawn))
+}
+
+/// Drops of every kind in hand onto the empty squares of `targets`.
+#[inline]
+fn push_drops(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
+    let us = ctx.us;
+    let hand = pos.hand(us);
+    if hand.is_empty() {
+        return;
+    }
+    let targets = targets & !ctx.occ;
+    for kind in PieceType::HAND {
+        if !hand.has(kind) {
+            continue;
+        }
+        let mut dests = targets & legal_ranks(us, kind);
+        if kind == PieceType::Pawn {
+            dests &= !pawn_files(pos, us);
+        }
+        for to in dests {
+            if kind == PieceType::Pawn && is_pawn_drop_mate(pos, us, to) {
+                continue;
+            }
+            list.push(Move::drop(kind, to));
+        }
+    }
+}
+
+/// True when dropping a pawn of `us` on `to` would checkmate: an illegal pawn-drop mate.
+pub fn is_pawn_drop_mate(pos: &Position, us: Color, to: Square) -> bool {
+    let them = !us;
+    let Some(ksq) = pos.king(them) else {
+        return false;
+    };
+    if !pawn_attacks(us, to).has(ksq) {
+        return false; // the pawn does not even give check
+    }
+    let occ_after = pos.occupied() | Bitboard::from_square(to);
+    // Can the king take the pawn or step away?
+    let king_occ = occ_after ^ Bitboard::from_square(ksq);
+    for sq in king_attacks(ksq) & !pos.pieces_of(them) {
+        if !pos.is_attacked(us, sq, king_occ) {
+            return false;
+        }
+    }
+    // Can another defender take the pawn without exposing the king?
+    let takers = pos.attackers_to(them, to, occ_after) & !pos.pieces(them, PieceType::King);
+    for from in takers {
+        let occ = occ_after ^ Bitboard::from_square(from);
+        let pawn = Bitboard::from_square(to);
+        if (pos.attackers_to(us, ksq, occ) & !pawn).is_empty() {
+            return false;
+        }
+    }
+    true
+}
+
+/// All legal moves.
+pub fn legal(pos: &Position, list: &mut MoveList) {
+    if pos.in_check() {
+        evasions(pos, list);
+        return;
+    }
+    let ctx = Ctx::new(pos);
+    push_piece_moves(pos, &ctx, Bitboard::ALL, list);
+    if let Some(k) = ctx.king {
+        push_king_moves(pos, &ctx, k, Bitboard::ALL, list);
+    }
+    push_drops(pos, &ctx, Bitboard::ALL, list);
+}
+
+/// All legal moves when the side to move is in check.
+pub fn evasions(pos: &Position, list: &mut MoveList) {
+    debug_assert!(pos.in_check());
+    let ctx = Ctx::new(pos);
+    let king = ctx.king.expect("in check implies a king");
+    push_king_moves(pos, &ctx, king, Bitboard::ALL, list);
+    let checkers = pos.checkers();
+    if checkers.has_many() {
+        return;
+    }
+    let checker = checkers.lsb();
+    let block = between(king, checker);
+    push_piece_moves(pos, &ctx, block | checkers, list);
+    push_drops(pos, &ctx, block, list);
+}
+
+/// True when the side to move, in check, has at least one legal move; stops at the first.
+pub fn has_evasion(pos: &Position) -> bool {
+    debug_assert!(pos.in_check());
+    let us = pos.side_to_move();
+    let them = !us;
+    let king = pos.king(us).expect("in check implies a king");
+    let own = pos.pieces_of(us);
+    let occ = pos.occupied();
+    let king_occ = occ ^ Bitboard::from_square(king);
+    for to in king_attacks(king) & !own {
+        if !pos.is_attacked(them, to, king_occ) {
+            return true;
+        }
+    }
+    let checkers = pos.checkers();
+    if checkers.has_many() {
+        return false;
+    }
+    let checker = checkers.lsb();
+    let block = between(king, checker);
+    let pinned = pos.pinned(us);
+    // Captures of the checker and interpositions by pieces: any such move has at least one
+    // legal promotion form, so reachability suffices.
+    let targets = block | checkers;
+    let movers = own & !pos.pieces_of_kind(PieceType::King);
+    for to in targets {
+        let mut candidates = pos.attackers_to(us, to, occ) & movers;
+        while let Some(from) = candidates.pop() {
+            if pinned.has(from) && !line(king, from).has(to) {
+                continue;
+            }
+            return true;
+        }
+    }
+    // Interposing drops.
+    let hand = pos.hand(us);
+    if block.is_nonempty() && !hand.is_empty() {
+        for kind in PieceType::HAND {
+            if !hand.has(kind) {
+                continue;
+            }
+            let mut dests = block & legal_ranks(us, kind);
+            if kind == PieceType::Pawn {
+                dests &= !pawn_files(pos, us);
+                // A pawn interposed between king and checker never checks the checker's king
+                // unless adjacent to it; test precisely.
+                if dests.iter().any(|to| !is_pawn_drop_mate(pos, us, to)) {
+                    return true;
+                }
+            } else if dests.is_nonempty() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// True when the side to move is checkmated.
+pub fn is_checkmate(pos: &Position) -> bool {
+    pos.in_check() && !has_evasion(pos)
+}
+
+/// Does `m` (legal in `pos`) give check? `ci` must be `pos.check_info()`.
+#[inline]
+pub fn gives_check_with(pos: &Position, ci: &CheckInfo, m: Move) -> bool {
+    let to = m.to();
+    if m.is_drop() {
+        return ci.squares[m.dropped().index()].has(to);
+    }
+    let from = m.from();
+    let kind = pos.piece_at(from).expect("move origin").kind();
+    let kind = if m.is_promotion() {
+        kind.promoted()
+    } else {
+        kind
+    };
+    (kind != PieceType::King && ci.squares[kind.index()].has(to))
+        || (ci.discoverers.has(from) && !line(ci.king, from).has(to))
+}
+
+/// Does `m` (legal in `pos`) give check?
+pub fn gives_check(pos: &Position, m: Move) -> bool {
+    match pos.check_info() {
+        Some(ci) => gives_check_with(pos, &ci, m),
+        None => false,
+    }
+}
+
+/// All legal moves that give check to the opponent's king (none if there is no such king).
+pub fn checks(pos: &Position, list: &mut MoveList) {
+    let Some(ci) = pos.check_info() else {
+        return;
+    };
+    if pos.in_check() {
+        // Rare in helpmates (the defender's last move checked the attacker's king): answer the
+        // check and keep the answers that check back.
+        let mut all = MoveList::new();
+        evasions(pos, &mut all);
+        for &m in all.iter() {
+            if gives_check_with(pos, &ci, m) {
+                list.push(m);
+            }
+        }
+        return;
+    }
+    let ctx = Ctx::new(pos);
+    let us = ctx.us;
+    let zone = promotion_zone(us);
+    let mut movers = ctx.own & !pos.pieces_of_kind(PieceType::King);
+    while let Some(from) = movers.pop() {
+        let kind = pos.piece_at(from).expect("own piece").kind();
+        let dests = attacks(us, kind, from, ctx.occ) & !ctx.own & ctx.pin_mask(from);
+        if dests.is_empty() {
+            continue;
+        }
+        let mut direct = dests;
+        if ci.discoverers.has(from) {
+            // Leaving the line uncovers a check by the slider behind: every such move checks.
+            let off_line = dests & !line(ci.king, from);
+            for to in off_line {
+                push_board_move(list, us, kind, from, to);
+            }
+            direct &= line(ci.king, from);
+        }
+        if kind.can_promote() {
+            for to in direct & ci.squares[kind.index()] & legal_ranks(us, kind) {
+                list.push(Move::normal(from, to, false));
+            }
+            let promo_dests = if zone.has(from) {
+                direct
+            } else {
+                direct & zone
+            };
+            for to in promo_dests & ci.squares[kind.promoted().index()] {
+                list.push(Move::normal(from, to, true));
+            }
+        } else {
+            for to in direct & ci.squares[kind.index()] {
+                list.push(Move::normal(from, to, false));
+            }
+        }
+    }
+    // The king can only check by discovery.
+    if let Some(k) = ctx.king {
+        if ci.discoverers.has(k) {
+            push_king_moves(pos, &ctx, k, !line(ci.king, k), list);
+        }
+    }
+    let hand = pos.hand(us);
+    if !hand.is_empty() {
+        let empty = !ctx.occ;
+        for kind in PieceType::HAND {
+            if !hand.has(kind) {
+                continue;
+            }
+            let mut dests = empty & ci.squares[kind.index()] & legal_ranks(us, kind);
+            if kind == PieceType::Pawn {
+                dests &= !pawn_files(pos, us);
+            }
+            for to in dests {
+                if kind == PieceType::Pawn && is_pawn_drop_mate(pos, us, to) {
+                    continue;
+                }
+                list.push(Move::drop(kind, to));
+            }
+        }
+    }
+}
+
+/// Full legality test of an arbitrary move (for input; not for the search's hot path).
+pub fn is_legal_move(pos: &Position, m: Move) -> bool {
+    let mut list = MoveList::new();
+    legal(pos, &mut list);
+    list.contains(m)
+}

@@ -1,0 +1,464 @@
+//! The position: board, hands, side to move, Zobrist key and check state, with exact
+//! `do_move` / `undo_move`.
+
+use super::attacks::*;
+use super::bitboard::Bitboard;
+use super::types::{Color, Hand, Move, Piece, PieceType, Square};
+use super::zobrist;
+
+/// What `undo_move` needs and cannot recompute cheaply.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    key: u128,
+    checkers: Bitboard,
+    captured: Option<Piece>,
+}
+
+#[derive(Clone)]
+pub struct Position {
+    board: [Option<Piece>; 81],
+    by_color: [Bitboard; 2],
+    by_kind: [Bitboard; PieceType::NUM],
+    hands: [Hand; 2],
+    side: Color,
+    /// SFEN move number of the current position.
+    move_number: u32,
+    kings: [Option<Square>; 2],
+    key: u128,
+    /// Pieces of the side not to move that give check to the side to move.
+    checkers: Bitboard,
+    history: Vec<Undo>,
+}
+
+/// Data for recognising moves that give check against `side`'s opponent's king.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckInfo {
+    /// The king being attacked.
+    pub king: Square,
+    /// Pieces of the attacker that shield the king from one of the attacker's own sliders:
+    /// moving one off the line gives a discovered check.
+    pub discoverers: Bitboard,
+    /// Per kind: squares from which an attacker's piece of that kind checks the king.
+    pub squares: [Bitboard; PieceType::NUM],
+}
+
+impl Position {
+    /// An empty board, Black to move, move number 1.
+    pub fn empty() -> Position {
+        Position {
+            board: [None; 81],
+            by_color: [Bitboard::EMPTY; 2],
+            by_kind: [Bitboard::EMPTY; PieceType::NUM],
+            hands: [Hand::default(); 2],
+            side: Color::Black,
+            move_number: 1,
+            kings: [None; 2],
+            key: 0,
+            checkers: Bitboard::EMPTY,
+            history: Vec::with_capacity(256),
+        }
+    }
+
+    // ----- accessors -------------------------------------------------------------------
+
+    #[inline]
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+
+    #[inline]
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        self.board[sq.index()]
+    }
+
+    #[inline]
+    pub fn hand(&self, color: Color) -> Hand {
+        self.hands[color.index()]
+    }
+
+    #[inline]
+    pub fn king(&self, color: Color) -> Option<Square> {
+        self.kings[color.index()]
+    }
+
+    #[inline]
+    pub fn occupied(&self) -> Bitboard {
+        self.by_color[0] | self.by_color[1]
+    }
+
+    #[inline]
+    pub fn pieces_of(&self, color: Color) -> Bitboard {
+        self.by_color[color.index()]
+    }
+
+    #[inline]
+    pub fn pieces_of_kind(&self, kind: PieceType) -> Bitboard {
+        self.by_kind[kind.index()]
+    }
+
+    #[inline]
+    pub fn pieces(&self, color: Color, kind: PieceType) -> Bitboard {
+        self.by_kind[kind.index()] & self.by_color[color.index()]
+    }
+
+    /// Gold and the four kinds that move like gold.
+    #[inline]
+    pub fn gold_movers(&self) -> Bitboard {
+        self.by_kind[PieceType::Gold.index()]
+            | self.by_kind[PieceType::ProPawn.index()]
+            | self.by_kind[PieceType::ProLance.index()]
+            | self.by_kind[PieceType::ProKnight.index()]
+            | self.by_kind[PieceType::ProSilver.index()]
+    }
+
+    /// Bishops and horses.
+    #[inline]
+    pub fn diagonal_sliders(&self) -> Bitboard {
+        self.by_kind[PieceType::Bishop.index()] | self.by_kind[PieceType::Horse.index()]
+    }
+
+    /// Rooks and dragons.
+    #[inline]
+    pub fn orthogonal_sliders(&self) -> Bitboard {
+        self.by_kind[PieceType::Rook.index()] | self.by_kind[PieceType::Dragon.index()]
+    }
+
+    /// Kinds with a king step in every direction: king, horse, dragon.
+    #[inline]
+    fn king_steppers(&self) -> Bitboard {
+        self.by_kind[PieceType::King.index()]
+            | self.by_kind[PieceType::Horse.index()]
+            | self.by_kind[PieceType::Dragon.index()]
+    }
+
+    /// The full 128-bit Zobrist key.
+    #[inline]
+    pub fn key(&self) -> u128 {
+        self.key
+    }
+
+    #[inline]
+    pub fn checkers(&self) -> Bitboard {
+        self.checkers
+    }
+
+    #[inline]
+    pub fn in_check(&self) -> bool {
+        self.checkers.is_nonempty()
+    }
+
+    pub fn move_number(&self) -> u32 {
+        self.move_number
+    }
+
+    /// Number of moves made with `do_move` since the position was set up.
+    pub fn moves_played(&self) -> usize {
+        self.history.len()
+    }
+
+    // ----- set-up -------------------------------------------------------------------
+
+    /// Places a piece on an empty square (set-up only: the key is updated, checkers are not).
+    pub(crate) fn put_piece(&mut self, sq: Square, piece: Piece) {
+        debug_assert!(self.board[sq.index()].is_none());
+        self.board[sq.index()] = Some(piece);
+        self.by_color[piece.color().index()].set(sq);
+        self.by_kind[piece.kind().index()].set(sq);
+        if piece.kind() == PieceType::King {
+            self.kings[piece.color().index()] = Some(sq);
+        }
+        self.key = self.key.wrapping_add(zobrist::piece_key(piece, sq));
+    }
+
+    pub(crate) fn set_hand(&mut self, color: Color, kind: PieceType, count: u8) {
+        let old = self.hands[color.index()].count(kind);
+        self.key = self
+            .key
+            .wrapping_sub(zobrist::hand_key(color, kind).wrapping_mul(old as u128))
+            .wrapping_add(zobrist::hand_key(color, kind).wrapping_mul(count as u128));
+        self.hands[color.index()].set(kind, count);
+    }
+
+    pub(crate) fn set_side_and_number(&mut self, side: Color, move_number: u32) {
+        if self.side != side {
+            self.key = match side {
+                Color::White => self.key.wrapping_add(zobrist::side_key()),
+                Color::Black => self.key.wrapping_sub(zobrist::side_key()),
+            };
+        }
+        self.side = side;
+        self.move_number = move_number;
+    }
+
+    /// Recomputes the check state after set-up.
+    pub(crate) fn finish_setup(&mut self) {
+        self.checkers = self.compute_checkers();
+        self.history.clear();
+    }
+
+    /// The key computed from scratch (for verifying the incremental key).
+    pub fn compute_key(&self) -> u128 {
+        let mut key = 0u128;
+        for sq in Square::all() {
+            if let Some(p) = self.piece_at(sq) {
+                key = key.wrapping_add(zobrist::piece_key(p, sq));
+            }
+        }
+        for color in Color::ALL {
+            for kind in PieceType::HAND {
+                let n = self.hand(color).count(kind) as u128;
+                key = key.wrapping_add(zobrist::hand_key(color, kind).wrapping_mul(n));
+            }
+        }
+        if self.side == Color::White {
+            key = key.wrapping_add(zobrist::side_key());
+        }
+        key
+    }
+
+    fn compute_checkers(&self) -> Bitboard {
+        match self.king(self.side) {
+            Some(k) => self.attackers_to(!self.side, k, self.occupied()),
+            None => Bitboard::EMPTY,
+        }
+    }
+
+    // ----- attacks -------------------------------------------------------------------
+
+    /// Pieces of `by` that attack `sq` given occupancy `occ`.
+    #[inline]
+    pub fn attackers_to(&self, by: Color, sq: Square, occ: Bitboard) -> Bitboard {
+        let them = !by;
+        let own = self.by_color[by.index()];
+        let k = |kind: PieceType| self.by_kind[kind.index()];
+        let steppers = (pawn_attacks(them, sq) & k(PieceType::Pawn))
+            | (knight_attacks(them, sq) & k(PieceType::Knight))
+            | (silver_attacks(them, sq) & k(PieceType::Silver))
+            | (gold_attacks(them, sq) & self.gold_movers())
+            | (king_attacks(sq) & self.king_steppers());
+        let sliders = (lance_attacks(them, sq, occ) & k(PieceType::Lance))
+            | (bishop_attacks(sq, occ) & self.diagonal_sliders())
+            | (rook_attacks(sq, occ) & self.orthogonal_sliders());
+        (steppers | sliders) & own
+    }
+
+    /// True when any piece of `by` attacks `sq` given occupancy `occ`.
+    #[inline]
+    pub fn is_attacked(&self, by: Color, sq: Square, occ: Bitboard) -> bool {
+        self.attackers_to(by, sq, occ).is_nonempty()
+    }
+
+    /// Sliders of `slider_side` that would attack `target` if one piece between were removed,
+    /// and the pieces (of either colour) that are that single piece between: the classic
+    /// "blockers for king" set. Returns the blockers.
+    pub fn blockers(&self, target: Square, slider_side: Color) -> Bitboard {
+        let own = self.by_color[slider_side.index()];
+        // A slider of `slider_side` reaches `target` along a line; seen from `target` the lance
+        // direction is reversed, so use the attacks of a lance of the other colour.
+        let snipers = ((rook_pseudo_attacks(target) & self.orthogonal_sliders())
+            | (bishop_pseudo_attacks(target) & self.diagonal_sliders())
+            | (lance_pseudo_attacks(!slider_side, target)
+                & self.by_kind[PieceType::Lance.index()]))
+            & own;
+        let occ = self.occupied();
+        let mut result = Bitboard::EMPTY;
+        for s in snipers {
+            let b = between(target, s) & occ;
+            if b.is_nonempty() && !b.has_many() {
+                result |= b;
+            }
+        }
+        result
+    }
+
+    /// Own pieces of `color` pinned to `color`'s king.
+    #[inline]
+    pub fn pinned(&self, color: Color) -> Bitboard {
+        match self.king(color) {
+            Some(k) => self.blockers(k, !color) & self.by_color[color.index()],
+            None => Bitboard::EMPTY,
+        }
+    }
+
+    /// Check data for moves of the side to move against the opponent's king (if any).
+    pub fn check_info(&self) -> Option<CheckInfo> {
+        let us = self.side;
+        let them = !us;
+        let king = self.king(them)?;
+        let occ = self.occupied();
+        let mut squares = [Bitboard::EMPTY; PieceType::NUM];
+        let gold = gold_attacks(them, king);
+        let bishop = bishop_attacks(king, occ);
+        let rook = rook_attacks(king, occ);
+        let step = king_attacks(king);
+        squares[PieceType::Pawn.index()] = pawn_attacks(them, king);
+        squares[PieceType::Lance.index()] = lance_attacks(them, king, occ);
+        squares[PieceType::Knight.index()] = knight_attacks(them, king);
+        squares[PieceType::Silver.index()] = silver_attacks(them, king);
+        squares[PieceType::Bishop.index()] = bishop;
+        squares[PieceType::Rook.index()] = rook;
+        squares[PieceType::Gold.index()] = gold;
+        squares[PieceType::ProPawn.index()] = gold;
+        squares[PieceType::ProLance.index()] = gold;
+        squares[PieceType::ProKnight.index()] = gold;
+        squares[PieceType::ProSilver.index()] = gold;
+        squares[PieceType::Horse.index()] = bishop | step;
+        squares[PieceType::Dragon.index()] = rook | step;
+        Some(CheckInfo {
+            king,
+            discoverers: self.blockers(king, us) & self.by_color[us.index()],
+            squares,
+        })
+    }
+
+    // ----- making moves -------------------------------------------------------------------
+
+    #[inline]
+    fn add_piece(&mut self, sq: Square, piece: Piece) {
+        self.board[sq.index()] = Some(piece);
+        self.by_color[piece.color().index()].toggle(sq);
+        self.by_kind[piece.kind().index()].toggle(sq);
+        self.key = self.key.wrapping_add(zobrist::piece_key(piece, sq));
+    }
+
+    #[inline]
+    fn remove_piece(&mut self, sq: Square, piece: Piece) {
+        self.board[sq.index()] = None;
+        self.by_color[piece.color().index()].toggle(sq);
+        self.by_kind[piece.kind().index()].toggle(sq);
+        self.key = self.key.wrapping_sub(zobrist::piece_key(piece, sq));
+    }
+
+    /// Plays a legal move. The caller guarantees legality (see `is_legal_move`).
+    pub fn do_move(&mut self, m: Move) {
+        let us = self.side;
+        let mut captured = None;
+        let undo_key = self.key;
+        let undo_checkers = self.checkers;
+        let to = m.to();
+        if m.is_drop() {
+            let kind = m.dropped();
+            self.hands[us.index()].remove(kind);
+            self.key = self.key.wrapping_sub(zobrist::hand_key(us, kind));
+            self.add_piece(to, Piece::new(us, kind));
+        } else {
+            let from = m.from();
+            let piece = self.board[from.index()].expect("do_move: no piece on origin");
+            if let Some(victim) = self.board[to.index()] {
+                self.remove_piece(to, victim);
+                let kind = victim.kind().unpromoted();
+                self.hands[us.index()].add(kind);
+                self.key = self.key.wrapping_add(zobrist::hand_key(us, kind));
+                captured = Some(victim);
+            }
+            self.remove_piece(from, piece);
+            let moved = if m.is_promotion() {
+                Piece::new(us, piece.kind().promoted())
+            } else {
+                piece
+            };
+            self.add_piece(to, moved);
+            if moved.kind() == PieceType::King {
+                self.kings[us.index()] = Some(to);
+            }
+        }
+        self.history.push(Undo {
+            key: undo_key,
+            checkers: undo_checkers,
+            captured,
+        });
+        self.side = !us;
+        self.key = match us {
+            Color::Black => self.key.wrapping_add(zobrist::side_key()),
+            Color::White => self.key.wrapping_sub(zobrist::side_key()),
+        };
+        self.move_number += 1;
+        self.checkers = self.compute_checkers();
+    }
+
+    /// Takes back `m`, which must be the last move played.
+    pub fn undo_move(&mut self, m: Move) {
+        let undo = self.history.pop().expect("undo_move without do_move");
+        let us = !self.side;
+        self.side = us;
+        self.move_number -= 1;
+        let to = m.to();
+        let moved = self.board[to.index()].expect("undo_move: destination empty");
+        // Plain bitboard/board updates; the key is restored wholesale below.
+        self.remove_piece(to, moved);
+        if m.is_drop() {
+            self.hands[us.index()].add(m.dropped());
+        } else {
+            let from = m.from();
+            let original = if m.is_promotion() {
+                Piece::new(us, moved.kind().unpromoted())
+            } else {
+                moved
+            };
+            self.add_piece(from, original);
+            if original.kind() == PieceType::King {
+                self.kings[us.index()] = Some(from);
+            }
+            if let Some(victim) = undo.captured {
+                self.add_piece(to, victim);
+                self.hands[us.index()].remove(victim.kind().unpromoted());
+            }
+        }
+        self.key = undo.key;
+        self.checkers = undo.checkers;
+    }
+
+    /// Key of the position after `m`, without playing it (for prefetching and repetition tests).
+    pub fn key_after(&self, m: Move) -> u128 {
+        let us = self.side;
+        let to = m.to();
+        let mut key = self.key;
+        if m.is_drop() {
+            let kind = m.dropped();
+            key = key
+                .wrapping_sub(zobrist::hand_key(us, kind))
+                .wrapping_add(zobrist::piece_key(Piece::new(us, kind), to));
+        } else {
+            let from = m.from();
+            let piece = self.board[from.index()].expect("key_after: no piece on origin");
+            if let Some(victim) = self.board[to.index()] {
+                key = key
+                    .wrapping_sub(zobrist::piece_key(victim, to))
+                    .wrapping_add(zobrist::hand_key(us, victim.kind().unpromoted()));
+            }
+            let moved = if m.is_promotion() {
+                Piece::new(us, piece.kind().promoted())
+            } else {
+                piece
+            };
+            key = key
+                .wrapping_sub(zobrist::piece_key(piece, from))
+                .wrapping_add(zobrist::piece_key(moved, to));
+        }
+        match us {
+            Color::Black => key.wrapping_add(zobrist::side_key()),
+            Color::White => key.wrapping_sub(zobrist::side_key()),
+        }
+    }
+}
+
+impl PartialEq for Position {
+    /// Positions are equal when board, hands, side to move and derived state agree
+    /// (the move number and history are not compared).
+    fn eq(&self, other: &Position) -> bool {
+        self.board == other.board
+            && self.by_color == other.by_color
+            && self.by_kind == other.by_kind
+            && self.hands == other.hands
+            && self.side == other.side
+            && self.kings == other.kings
+            && self.key == other.key
+            && self.checkers == other.checkers
+    }
+}
+
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", self.to_sfen())
+    }
+}
