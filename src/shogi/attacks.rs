@@ -152,6 +152,29 @@ const fn line_table() -> [[u128; 81]; 81] {
 }
 
 static BETWEEN: [[u128; 81]; 81] = between_table();
+
+/// `DIRECTION[a][b]`: index into `DIRS` of the ray from `a` that passes through `b`, or 8.
+const fn direction_table() -> [[u8; 81]; 81] {
+    let mut t = [[8u8; 81]; 81];
+    let mut a = 0;
+    while a < 81 {
+        let mut d = 0;
+        while d < 8 {
+            let mut f = (a / 9) as i32 + DIRS[d].0;
+            let mut r = (a % 9) as i32 + DIRS[d].1;
+            while on_board(f, r) {
+                t[a][(f * 9 + r) as usize] = d as u8;
+                f += DIRS[d].0;
+                r += DIRS[d].1;
+            }
+            d += 1;
+        }
+        a += 1;
+    }
+    t
+}
+
+static DIRECTION: [[u8; 81]; 81] = direction_table();
 static LINE: [[u128; 81]; 81] = line_table();
 
 #[inline]
@@ -168,6 +191,49 @@ fn ray_towards_low(dir: usize, sq: Square, occ: Bitboard) -> u128 {
     // Bit 0 stands in for "no blocker": it keeps the whole ray, as square 0 is its far end.
     let blockers = ray & occ.0 | 1;
     ray & (u128::MAX << (127 - blockers.leading_zeros()))
+}
+
+/// The squares a slider on `from` reaches along the ray through `through` (up to and including
+/// the first occupied square); empty when the two squares are not aligned.
+#[inline]
+pub fn ray_through(from: Square, through: Square, occ: Bitboard) -> Bitboard {
+    match DIRECTION[from.index()][through.index()] as usize {
+        d @ 0..=3 => Bitboard(ray_towards_low(d, from, occ)),
+        d @ 4..=7 => Bitboard(ray_towards_high(d, from, occ)),
+        _ => Bitboard::EMPTY,
+    }
+}
+
+/// True when a `kind` piece of `color` on `from` attacks `target` given occupancy `occ`.
+#[inline]
+pub fn attacks_square(
+    color: Color,
+    kind: PieceType,
+    from: Square,
+    target: Square,
+    occ: Bitboard,
+) -> bool {
+    let clear = || (between(from, target) & occ).is_empty();
+    match kind {
+        PieceType::Pawn => pawn_attacks(color, from).has(target),
+        PieceType::Knight => knight_attacks(color, from).has(target),
+        PieceType::Silver => silver_attacks(color, from).has(target),
+        PieceType::Gold
+        | PieceType::ProPawn
+        | PieceType::ProLance
+        | PieceType::ProKnight
+        | PieceType::ProSilver => gold_attacks(color, from).has(target),
+        PieceType::King => king_attacks(from).has(target),
+        PieceType::Lance => lance_pseudo_attacks(color, from).has(target) && clear(),
+        PieceType::Bishop => bishop_pseudo_attacks(from).has(target) && clear(),
+        PieceType::Rook => rook_pseudo_attacks(from).has(target) && clear(),
+        PieceType::Horse => {
+            king_attacks(from).has(target) || (bishop_pseudo_attacks(from).has(target) && clear())
+        }
+        PieceType::Dragon => {
+            king_attacks(from).has(target) || (rook_pseudo_attacks(from).has(target) && clear())
+        }
+    }
 }
 
 #[inline]

@@ -85,22 +85,49 @@ impl std::ops::Deref for MoveList {
     }
 }
 
-/// Pushes the promoting and/or non-promoting forms of a board move that are legal for the piece
-/// (promotion when `from` or `to` is in the zone; no non-promotion onto a dead square).
-#[inline]
-fn push_board_move(list: &mut MoveList, us: Color, kind: PieceType, from: Square, to: Square) {
+/// Pushes the promoting and/or non-promoting forms of the moves of a `kind` piece from `from`
+/// to each of `dests` that are legal (promotion when `from` or `to` is in the zone; no
+/// non-promotion onto a square where the piece could never move again).
+#[inline(always)]
+fn push_board_moves(
+    list: &mut MoveList,
+    us: Color,
+    kind: PieceType,
+    from: Square,
+    dests: Bitboard,
+) {
     if kind.can_promote() {
         let zone = promotion_zone(us);
-        if zone.has(from) || zone.has(to) {
+        let promoting = if zone.has(from) { dests } else { dests & zone };
+        for to in promoting {
             list.push(Move::normal(from, to, true));
         }
-        if legal_ranks(us, kind).has(to) {
+        for to in dests & legal_ranks(us, kind) {
             list.push(Move::normal(from, to, false));
         }
     } else {
-        list.push(Move::normal(from, to, false));
+        for to in dests {
+            list.push(Move::normal(from, to, false));
+        }
     }
 }
+
+/// Every kind that moves on the board, the king excepted.
+const NON_KING_KINDS: [PieceType; 13] = [
+    PieceType::Pawn,
+    PieceType::Lance,
+    PieceType::Knight,
+    PieceType::Silver,
+    PieceType::Bishop,
+    PieceType::Rook,
+    PieceType::Gold,
+    PieceType::ProPawn,
+    PieceType::ProLance,
+    PieceType::ProKnight,
+    PieceType::ProSilver,
+    PieceType::Horse,
+    PieceType::Dragon,
+];
 
 /// Shared per-node data for the generators.
 struct Ctx {
@@ -158,13 +185,11 @@ fn push_king_moves(
 #[inline]
 fn push_piece_moves(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
     let us = ctx.us;
-    let mut movers = ctx.own & !pos.pieces_of_kind(PieceType::King);
     let targets = targets & !ctx.own;
-    while let Some(from) = movers.pop() {
-        let kind = pos.piece_at(from).expect("own piece").kind();
-        let dests = attacks(us, kind, from, ctx.occ) & targets & ctx.pin_mask(from);
-        for to in dests {
-            push_board_move(list, us, kind, from, to);
+    for kind in NON_KING_KINDS {
+        for from in pos.pieces(us, kind) {
+            let dests = attacks(us, kind, from, ctx.occ) & targets & ctx.pin_mask(from);
+            push_board_moves(list, us, kind, from, dests);
         }
     }
 }
@@ -378,10 +403,7 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
         let mut direct = dests;
         if ci.discoverers.has(from) {
             // Leaving the line uncovers a check by the slider behind: every such move checks.
-            let off_line = dests & !line(ci.king, from);
-            for to in off_line {
-                push_board_move(list, us, kind, from, to);
-            }
+            push_board_moves(list, us, kind, from, dests & !line(ci.king, from));
             direct &= line(ci.king, from);
         }
         if kind.can_promote() {

@@ -245,7 +245,32 @@ impl Position {
     /// True when any piece of `by` attacks `sq` given occupancy `occ`.
     #[inline]
     pub fn is_attacked(&self, by: Color, sq: Square, occ: Bitboard) -> bool {
-        self.attackers_to(by, sq, occ).is_nonempty()
+        let them = !by;
+        let own = self.by_color[by.index()];
+        let k = |kind: PieceType| self.by_kind[kind.index()];
+        let steppers = (pawn_attacks(them, sq) & k(PieceType::Pawn))
+            | (knight_attacks(them, sq) & k(PieceType::Knight))
+            | (silver_attacks(them, sq) & k(PieceType::Silver))
+            | (gold_attacks(them, sq) & self.gold_movers())
+            | (king_attacks(sq) & self.king_steppers());
+        if (steppers & own).is_nonempty() {
+            return true;
+        }
+        let diagonal = self.diagonal_sliders() & own;
+        if (bishop_pseudo_attacks(sq) & diagonal).is_nonempty()
+            && (bishop_attacks(sq, occ) & diagonal).is_nonempty()
+        {
+            return true;
+        }
+        let orthogonal = self.orthogonal_sliders() & own;
+        if (rook_pseudo_attacks(sq) & orthogonal).is_nonempty()
+            && (rook_attacks(sq, occ) & orthogonal).is_nonempty()
+        {
+            return true;
+        }
+        let lances = k(PieceType::Lance) & own;
+        (lance_pseudo_attacks(them, sq) & lances).is_nonempty()
+            && (lance_attacks(them, sq, occ) & lances).is_nonempty()
     }
 
     /// Sliders of `slider_side` that would attack `target` if one piece between were removed,
@@ -313,67 +338,102 @@ impl Position {
 
     // ----- making moves -------------------------------------------------------------------
 
+    /// Puts `piece` on `sq` in the board and bitboards (not the key).
     #[inline]
-    fn add_piece(&mut self, sq: Square, piece: Piece) {
+    fn place(&mut self, sq: Square, piece: Piece) {
         self.board[sq.index()] = Some(piece);
         self.by_color[piece.color().index()].toggle(sq);
         self.by_kind[piece.kind().index()].toggle(sq);
-        self.key = self.key.wrapping_add(zobrist::piece_key(piece, sq));
     }
 
+    /// Takes `piece` off `sq` in the board and bitboards (not the key).
     #[inline]
-    fn remove_piece(&mut self, sq: Square, piece: Piece) {
+    fn unplace(&mut self, sq: Square, piece: Piece) {
         self.board[sq.index()] = None;
         self.by_color[piece.color().index()].toggle(sq);
         self.by_kind[piece.kind().index()].toggle(sq);
-        self.key = self.key.wrapping_sub(zobrist::piece_key(piece, sq));
     }
 
-    /// Plays a legal move. The caller guarantees legality (see `is_legal_move`).
+    /// Plays a legal move. The caller guarantees legality (see `movegen::is_legal_move`).
     pub fn do_move(&mut self, m: Move) {
         let us = self.side;
-        let mut captured = None;
-        let undo_key = self.key;
-        let undo_checkers = self.checkers;
         let to = m.to();
+        let mut key = self.key;
+        let mut captured = None;
+        let moved;
         if m.is_drop() {
             let kind = m.dropped();
+            moved = Piece::new(us, kind);
             self.hands[us.index()].remove(kind);
-            self.key = self.key.wrapping_sub(zobrist::hand_key(us, kind));
-            self.add_piece(to, Piece::new(us, kind));
+            key = key.wrapping_sub(zobrist::hand_key(us, kind));
         } else {
             let from = m.from();
             let piece = self.board[from.index()].expect("do_move: no piece on origin");
             if let Some(victim) = self.board[to.index()] {
-                self.remove_piece(to, victim);
+                self.unplace(to, victim);
                 let kind = victim.kind().unpromoted();
                 self.hands[us.index()].add(kind);
-                self.key = self.key.wrapping_add(zobrist::hand_key(us, kind));
+                key = key
+                    .wrapping_sub(zobrist::piece_key(victim, to))
+                    .wrapping_add(zobrist::hand_key(us, kind));
                 captured = Some(victim);
             }
-            self.remove_piece(from, piece);
-            let moved = if m.is_promotion() {
+            self.unplace(from, piece);
+            key = key.wrapping_sub(zobrist::piece_key(piece, from));
+            moved = if m.is_promotion() {
                 Piece::new(us, piece.kind().promoted())
             } else {
                 piece
             };
-            self.add_piece(to, moved);
             if moved.kind() == PieceType::King {
                 self.kings[us.index()] = Some(to);
             }
         }
+        self.place(to, moved);
+        key = key.wrapping_add(zobrist::piece_key(moved, to));
         self.history.push(Undo {
-            key: undo_key,
-            checkers: undo_checkers,
+            key: self.key,
+            checkers: self.checkers,
             captured,
         });
-        self.side = !us;
         self.key = match us {
-            Color::Black => self.key.wrapping_add(zobrist::side_key()),
-            Color::White => self.key.wrapping_sub(zobrist::side_key()),
+            Color::Black => key.wrapping_add(zobrist::side_key()),
+            Color::White => key.wrapping_sub(zobrist::side_key()),
         };
+        self.side = !us;
         self.move_number += 1;
-        self.checkers = self.compute_checkers();
+        self.checkers = self.checkers_after(m, moved);
+    }
+
+    /// Pieces of the mover giving check after `m` (just played, `moved` now on its
+    /// destination): a direct check by the moved piece, or a slider uncovered on the origin's
+    /// line. The opponent's king was not in check before, so nothing else can check it.
+    #[inline]
+    fn checkers_after(&self, m: Move, moved: Piece) -> Bitboard {
+        let us = !self.side;
+        let Some(king) = self.king(self.side) else {
+            return Bitboard::EMPTY;
+        };
+        let occ = self.occupied();
+        let to = m.to();
+        let mut checkers = Bitboard::EMPTY;
+        if attacks_square(us, moved.kind(), to, king, occ) && moved.kind() != PieceType::King {
+            checkers.set(to);
+        }
+        if !m.is_drop() {
+            let ray = ray_through(king, m.from(), occ);
+            if ray.is_nonempty() {
+                let sliders = if rook_pseudo_attacks(king).has(m.from()) {
+                    self.orthogonal_sliders()
+                        | (lance_pseudo_attacks(self.side, king)
+                            & self.by_kind[PieceType::Lance.index()])
+                } else {
+                    self.diagonal_sliders()
+                };
+                checkers |= ray & sliders & self.by_color[us.index()];
+            }
+        }
+        checkers
     }
 
     /// Takes back `m`, which must be the last move played.
@@ -384,8 +444,7 @@ impl Position {
         self.move_number -= 1;
         let to = m.to();
         let moved = self.board[to.index()].expect("undo_move: destination empty");
-        // Plain bitboard/board updates; the key is restored wholesale below.
-        self.remove_piece(to, moved);
+        self.unplace(to, moved);
         if m.is_drop() {
             self.hands[us.index()].add(m.dropped());
         } else {
@@ -395,12 +454,12 @@ impl Position {
             } else {
                 moved
             };
-            self.add_piece(from, original);
+            self.place(from, original);
             if original.kind() == PieceType::King {
                 self.kings[us.index()] = Some(from);
             }
             if let Some(victim) = undo.captured {
-                self.add_piece(to, victim);
+                self.place(to, victim);
                 self.hands[us.index()].remove(victim.kind().unpromoted());
             }
         }

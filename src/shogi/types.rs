@@ -211,10 +211,33 @@ impl PieceType {
     }
 
     #[inline]
-    pub fn from_index(i: u8) -> Option<PieceType> {
-        (1..=14)
-            .contains(&i)
-            .then(|| PieceType::ALL[(i - 1) as usize])
+    pub const fn from_index(i: u8) -> Option<PieceType> {
+        Some(match i {
+            1 => PieceType::Pawn,
+            2 => PieceType::Lance,
+            3 => PieceType::Knight,
+            4 => PieceType::Silver,
+            5 => PieceType::Bishop,
+            6 => PieceType::Rook,
+            7 => PieceType::Gold,
+            8 => PieceType::King,
+            9 => PieceType::ProPawn,
+            10 => PieceType::ProLance,
+            11 => PieceType::ProKnight,
+            12 => PieceType::ProSilver,
+            13 => PieceType::Horse,
+            14 => PieceType::Dragon,
+            _ => return None,
+        })
+    }
+
+    /// `from_index` for values known to be valid (compiles to no work).
+    #[inline]
+    const fn from_valid(i: u8) -> PieceType {
+        match PieceType::from_index(i) {
+            Some(k) => k,
+            None => panic!("invalid piece kind"),
+        }
     }
 
     #[inline]
@@ -231,14 +254,14 @@ impl PieceType {
     #[inline]
     pub fn promoted(self) -> PieceType {
         debug_assert!(self.can_promote());
-        PieceType::ALL[(self as u8 + 8 - 1) as usize]
+        PieceType::from_valid(self as u8 + 8)
     }
 
     /// The kind this piece reverts to when captured (its hand kind).
     #[inline]
     pub fn unpromoted(self) -> PieceType {
         if self.is_promoted() {
-            PieceType::ALL[(self as u8 - 8 - 1) as usize]
+            PieceType::from_valid(self as u8 - 8)
         } else {
             self
         }
@@ -299,7 +322,7 @@ impl Piece {
 
     #[inline]
     pub fn kind(self) -> PieceType {
-        PieceType::ALL[((self.0.get() & 15) - 1) as usize]
+        PieceType::from_valid(self.0.get() & 15)
     }
 
     #[inline]
@@ -431,7 +454,7 @@ impl Move {
     /// Dropped kind; only meaningful for drops.
     #[inline]
     pub fn dropped(self) -> PieceType {
-        PieceType::ALL[(self.origin_bits() - Move::DROP_BASE - 1) as usize]
+        PieceType::from_valid((self.origin_bits() - Move::DROP_BASE) as u8)
     }
 
     #[inline]
