@@ -1,7 +1,11 @@
 //! kyozume: a shogi helpmate (協力詰) solver speaking USI.
 //!
 //! * [`shogi`]: the rules — position, notation, move generation;
-//! * `search`: the helpmate search and its transposition table;
-//! * `usi`: the protocol front end.
+//! * [`search`]: the helpmate search and its transposition table;
+//! * [`usi`]: the protocol front end;
+//! * [`config`]: default option values from `engine.toml`.
 
+pub mod config;
+pub mod search;
 pub mod shogi;
+pub mod usi;

@@ -13,6 +13,9 @@ use std::time::Instant;
     about = "Shogi helpmate (協力詰) solver and USI engine"
 )]
 struct Cli {
+    /// Read default option values from this file instead of engine.toml.
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -33,14 +36,30 @@ enum Command {
         #[arg(long)]
         no_bulk: bool,
     },
+    /// Solve one helpmate given as SFEN.
+    Solve {
+        sfen: String,
+        #[arg(long, default_value_t = 256)]
+        hash: usize,
+        #[arg(long)]
+        time_limit: Option<f64>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => {
-            eprintln!("kyozume: the USI engine is not built yet; try `kyozume perft 5`");
-            ExitCode::FAILURE
+            let config = match kyozume::config::EngineConfig::load(cli.config.as_deref()) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("kyozume: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let stdin = std::io::stdin();
+            let status = kyozume::usi::run(config, stdin.lock(), kyozume::usi::Output::stdout());
+            ExitCode::from(status as u8)
         }
         Some(Command::Perft {
             depth,
@@ -48,6 +67,60 @@ fn main() -> ExitCode {
             divide: per_move,
             no_bulk,
         }) => run_perft(depth, sfen.as_deref(), per_move, !no_bulk),
+        Some(Command::Solve {
+            sfen,
+            hash,
+            time_limit,
+        }) => run_solve(&sfen, hash, time_limit),
+    }
+}
+
+fn run_solve(sfen: &str, hash: usize, time_limit: Option<f64>) -> ExitCode {
+    use kyozume::search::{with_search_stack, Limits, Outcome, Solver};
+    use std::sync::atomic::AtomicBool;
+    let pos = match Position::from_sfen(sfen) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("kyozume solve: invalid SFEN: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stop = AtomicBool::new(false);
+    let limits = Limits {
+        time: time_limit.map(std::time::Duration::from_secs_f64),
+        max_plies: None,
+    };
+    let result = with_search_stack(|| {
+        let mut solver = Solver::new(hash).expect("hash");
+        solver.solve(&pos, &limits, &stop, &mut |p| {
+            eprintln!(
+                "depth {} lb {} nodes {} nps {} hashfull {} time {:?}",
+                p.depth,
+                p.lower_bound,
+                p.nodes,
+                p.nps(),
+                p.hashfull,
+                p.elapsed
+            )
+        })
+    });
+    match result {
+        Err(e) => {
+            eprintln!("kyozume solve: {e}");
+            ExitCode::from(2)
+        }
+        Ok(r) => {
+            match &r.outcome {
+                Outcome::Mate(line) => {
+                    let moves: Vec<String> = line.iter().map(|m| m.to_string()).collect();
+                    println!("mate {} {}", line.len(), moves.join(" "));
+                }
+                Outcome::NoMate => println!("nomate"),
+                Outcome::Unknown { lower_bound } => println!("unknown lb {lower_bound}"),
+            }
+            eprintln!("nodes {} time {:?}", r.nodes, r.elapsed);
+            ExitCode::SUCCESS
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod attacks;
 pub mod bitboard;
+pub mod display;
 pub mod movegen;
 pub mod perft;
 pub mod position;

@@ -1,0 +1,148 @@
+//! Default option values, read from `engine.toml`.
+//!
+//! Looked for, in order: the path given with `--config`, `engine.toml` next to the executable,
+//! `engine.toml` in the current directory. A missing file means built-in defaults; a malformed
+//! one is an error (silently ignoring a typo would be worse).
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+pub const DEFAULT_HASH_MB: usize = 256;
+pub const MAX_HASH_MB: usize = 1 << 20;
+pub const MAX_THREADS: usize = 256;
+
+/// Engine option defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Transposition table size in MB (USI_Hash).
+    #[serde(rename = "USI_Hash")]
+    pub hash_mb: usize,
+    /// Search threads (declared for GUIs; the search uses one).
+    #[serde(rename = "Threads")]
+    pub threads: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            hash_mb: DEFAULT_HASH_MB,
+            threads: 1,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    options: EngineConfig,
+}
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {option} = {value} is out of range {min}..={max}")]
+    Range {
+        path: PathBuf,
+        option: &'static str,
+        value: usize,
+        min: usize,
+        max: usize,
+    },
+}
+
+impl EngineConfig {
+    /// Parses the text of an `engine.toml`; `path` only names it in errors.
+    pub fn from_toml(text: &str, path: &Path) -> Result<EngineConfig, ConfigError> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        let c = file.options;
+        let check = |option, value, min, max| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(ConfigError::Range {
+                    path: path.to_path_buf(),
+                    option,
+                    value,
+                    min,
+                    max,
+                })
+            }
+        };
+        check("USI_Hash", c.hash_mb, 1, MAX_HASH_MB)?;
+        check("Threads", c.threads, 1, MAX_THREADS)?;
+        Ok(c)
+    }
+
+    pub fn load_file(path: &Path) -> Result<EngineConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        EngineConfig::from_toml(&text, path)
+    }
+
+    /// The explicit file if given, else the first `engine.toml` found next to the executable
+    /// or in the current directory, else built-in defaults.
+    pub fn load(explicit: Option<&Path>) -> Result<EngineConfig, ConfigError> {
+        if let Some(p) = explicit {
+            return EngineConfig::load_file(p);
+        }
+        let beside_exe = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|d| d.join("engine.toml")));
+        let candidates = beside_exe.into_iter().chain([PathBuf::from("engine.toml")]);
+        for path in candidates {
+            if path.is_file() {
+                return EngineConfig::load_file(&path);
+            }
+        }
+        Ok(EngineConfig::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_values_and_rejects_mistakes() {
+        let p = Path::new("engine.toml");
+        let c = EngineConfig::from_toml("[options]\nUSI_Hash = 64\n", p).unwrap();
+        assert_eq!(c.hash_mb, 64);
+        assert_eq!(c.threads, 1);
+        assert_eq!(
+            EngineConfig::from_toml("", p).unwrap(),
+            EngineConfig::default()
+        );
+        assert!(matches!(
+            EngineConfig::from_toml("[options]\nUSI_Hsh = 64\n", p),
+            Err(ConfigError::Parse { .. })
+        ));
+        assert!(matches!(
+            EngineConfig::from_toml("[options]\nUSI_Hash = 0\n", p),
+            Err(ConfigError::Range { .. })
+        ));
+        assert!(matches!(
+            EngineConfig::from_toml("[options]\nUSI_Hash = \"big\"\n", p),
+            Err(ConfigError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn shipped_engine_toml_is_valid() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/engine.toml"));
+        EngineConfig::load_file(path).unwrap();
+    }
+}

@@ -1,0 +1,295 @@
+//! The helpmate search: iterative deepening over odd lengths on top of a depth-first search with
+//! a transposition table of proven lower bounds. Knows nothing of text I/O: progress goes to a
+//! callback, the answer is returned as a value.
+
+mod helpmate;
+pub mod path;
+pub mod tt;
+
+use crate::shogi::movegen;
+use crate::shogi::{Move, Position};
+use helpmate::{Abort, Iteration};
+use path::PathSet;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+pub use tt::{AllocError, TranspositionTable, NEVER};
+
+/// Stack size for threads that run the search: the recursion is one frame per ply and helpmates
+/// run to tens of thousands of plies.
+pub const SEARCH_STACK_BYTES: usize = 1 << 30;
+
+/// What to stop at, besides an external stop flag.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Wall-clock limit for the whole search.
+    pub time: Option<Duration>,
+    /// Do not look for mates longer than this many plies.
+    pub max_plies: Option<u32>,
+}
+
+/// Progress report, sent after each deepening iteration and at least once a second.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Length (plies) being searched.
+    pub depth: u32,
+    /// No helpmate is shorter than this (plies); `NEVER` once proven impossible.
+    pub lower_bound: u32,
+    pub nodes: u64,
+    pub elapsed: Duration,
+    pub hashfull: u32,
+}
+
+impl Progress {
+    pub fn nps(&self) -> u64 {
+        let ms = self.elapsed.as_millis().max(1) as u64;
+        self.nodes.saturating_mul(1000) / ms
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The shortest helpmate (odd length, attacker first).
+    Mate(Vec<Move>),
+    /// Proven: no helpmate of any length.
+    NoMate,
+    /// Stopped or out of time (or past `max_plies`) before an answer was proven.
+    Unknown {
+        /// No helpmate is shorter than this.
+        lower_bound: u32,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    pub outcome: Outcome,
+    pub nodes: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SearchError {
+    #[error("the defender (side not to move) has no king to mate")]
+    NoDefenderKing,
+}
+
+/// The helpmate solver: owns the transposition table, which persists between searches.
+pub struct Solver {
+    tt: TranspositionTable,
+    path: PathSet,
+}
+
+/// First node budget of an iteration that deepens by more than 2 plies.
+const MIN_BUDGET: u64 = 1 << 20;
+
+impl Solver {
+    pub fn new(hash_mb: usize) -> Result<Solver, AllocError> {
+        Ok(Solver {
+            tt: TranspositionTable::new(hash_mb)?,
+            path: PathSet::new(),
+        })
+    }
+
+    /// Replaces the table by one of `mb` megabytes; on failure the old table is kept.
+    pub fn resize(&mut self, mb: usize) -> Result<(), AllocError> {
+        // Free the old table first when it is big, so that both need not fit at once; if the
+        // new one then fails, fall back to a table of the old size.
+        let old_mb = self.tt.size_mb();
+        self.tt = TranspositionTable::new(1).expect("a 1 MB table");
+        match TranspositionTable::new(mb) {
+            Ok(t) => {
+                self.tt = t;
+                Ok(())
+            }
+            Err(e) => {
+                self.tt = TranspositionTable::new(old_mb.max(1))?;
+                Err(e)
+            }
+        }
+    }
+
+    pub fn hash_mb(&self) -> usize {
+        self.tt.size_mb()
+    }
+
+    /// Forgets everything learnt (new game).
+    pub fn clear(&mut self) {
+        self.tt.clear();
+    }
+
+    /// Finds the shortest helpmate from `root` (the side to move attacks).
+    ///
+    /// `progress` is called after every iteration and about once a second in between.
+    pub fn solve(
+        &mut self,
+        root: &Position,
+        limits: &Limits,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<SearchResult, SearchError> {
+        let start = Instant::now();
+        if root.king(!root.side_to_move()).is_none() {
+            return Err(SearchError::NoDefenderKing);
+        }
+        let deadline = limits.time.map(|t| start + t);
+        let max_plies = limits.max_plies.unwrap_or(u32::MAX - 2);
+        self.tt.new_generation();
+        self.path.clear();
+        let mut pos = root.clone();
+        let mut nodes = 0u64;
+        let report =
+            |depth, lb, nodes, tt: &TranspositionTable, progress: &mut dyn FnMut(&Progress)| {
+                progress(&Progress {
+                    depth,
+                    lower_bound: lb,
+                    nodes,
+                    elapsed: start.elapsed(),
+                    hashfull: tt.hashfull(),
+                })
+            };
+        let finish = |outcome, nodes| {
+            Ok(SearchResult {
+                outcome,
+                nodes,
+                elapsed: start.elapsed(),
+            })
+        };
+
+        // The deepening schedule: odd limits, 2 plies apart while each iteration costs clearly
+        // more than the last; when iterations cost about the same (a long forced line being
+        // re-walked), the step doubles, bounded by a node budget that falls back to small steps.
+        let mut lower_bound = self.tt.lower_bound(pos.key()).max(1);
+        let mut step = 2u32;
+        let mut last_cost = 0u64;
+        let mut last_report = Instant::now();
+        loop {
+            if lower_bound == NEVER {
+                report(lower_bound, NEVER, nodes, &self.tt, progress);
+                return finish(Outcome::NoMate, nodes);
+            }
+            if lower_bound > max_plies {
+                return finish(Outcome::Unknown { lower_bound }, nodes);
+            }
+            let depth =
+                odd_at_least(lower_bound.max(lower_bound + step - 2)).min(odd_at_most(max_plies));
+            let budget = if step > 2 {
+                nodes + MIN_BUDGET.max(last_cost.saturating_mul(4))
+            } else {
+                u64::MAX
+            };
+            let before = nodes;
+            let mut tick = |n: u64, hashfull: u32| {
+                progress(&Progress {
+                    depth,
+                    lower_bound,
+                    nodes: n,
+                    elapsed: start.elapsed(),
+                    hashfull,
+                });
+            };
+            let mut it = Iteration::new(
+                &mut pos,
+                &mut self.tt,
+                &mut self.path,
+                depth,
+                nodes,
+                budget,
+                stop,
+                deadline,
+                &mut tick,
+            );
+            let result = it.attacker(0);
+            nodes = it.nodes;
+            let abort = it.abort;
+            let best = it.best.take();
+            drop(it);
+            let cost = nodes - before;
+            match abort {
+                Some(Abort::Stopped) | Some(Abort::Timeout) => {
+                    report(depth, lower_bound, nodes, &self.tt, progress);
+                    return finish(Outcome::Unknown { lower_bound }, nodes);
+                }
+                Some(Abort::Budget) => {
+                    // Too ambitious: go back to small steps from the proven bound.
+                    step = 2;
+                    last_cost = cost;
+                    continue;
+                }
+                None => {}
+            }
+            if let Some(line) = best {
+                debug_assert!(line.len() % 2 == 1);
+                report(
+                    line.len() as u32,
+                    line.len() as u32,
+                    nodes,
+                    &self.tt,
+                    progress,
+                );
+                return finish(Outcome::Mate(line), nodes);
+            }
+            lower_bound = lower_bound.max(result.lb).max(depth + 2);
+            let cheap = last_cost > 0 && cost < last_cost.saturating_mul(3) / 2;
+            step = if cheap { (step * 2).min(1 << 14) } else { 2 };
+            last_cost = cost;
+            if last_report.elapsed() >= Duration::from_millis(100) {
+                report(depth, lower_bound, nodes, &self.tt, progress);
+                last_report = Instant::now();
+            }
+        }
+    }
+}
+
+fn odd_at_least(n: u32) -> u32 {
+    n | 1
+}
+
+fn odd_at_most(n: u32) -> u32 {
+    if !n.is_multiple_of(2) {
+        n
+    } else {
+        n.saturating_sub(1).max(1)
+    }
+}
+
+/// Replays `line` from `root` and checks it is a helpmate: every move legal, every attacker
+/// move a check, the defender mated at the end. Returns the first problem found.
+pub fn verify_helpmate(root: &Position, line: &[Move]) -> Result<(), String> {
+    let mut pos = root.clone();
+    if line.len().is_multiple_of(2) {
+        return Err(format!(
+            "a helpmate has an odd number of plies, got {}",
+            line.len()
+        ));
+    }
+    for (i, &m) in line.iter().enumerate() {
+        if !movegen::is_legal_move(&pos, m) {
+            return Err(format!("ply {}: {m} is not legal", i + 1));
+        }
+        if i % 2 == 0 && !movegen::gives_check(&pos, m) {
+            return Err(format!(
+                "ply {}: attacker move {m} does not give check",
+                i + 1
+            ));
+        }
+        pos.do_move(m);
+    }
+    if movegen::is_checkmate(&pos) {
+        Ok(())
+    } else {
+        Err("the final position is not checkmate".to_string())
+    }
+}
+
+/// Runs `f` on a thread with a stack big enough for the deepest searches and waits for it.
+pub fn with_search_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("search".into())
+            .stack_size(SEARCH_STACK_BYTES)
+            .spawn_scoped(s, f)
+            .expect("spawn search thread")
+            .join()
+            .expect("search thread panicked")
+    })
+}
