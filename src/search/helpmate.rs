@@ -1,16 +1,25 @@
-//! Depth-first helpmate search with lower bounds, the core of each deepening iteration.
+//! Depth-first helpmate search with lower bounds: one deepening iteration.
 //!
 //! A helpmate is a shortest path in the graph of positions (checks for the attacker, evasions
 //! for the defender) to a checkmated defender, so every node is an OR node. Each node returns a
-//! lower bound on the length of any helpmate from it, `lb = min over children (1 + lb(child))`,
-//! together with the lowest path ply its result depended on through a repetition cut. A bound is
-//! stored in the transposition table only when it does not depend on the path above the node, so
-//! every entry is a fact about the position.
+//! lower bound on the length of any helpmate from it, `lb = min over children (1 + lb(child))`.
 //!
-//! Within one iteration the search is depth-first branch and bound: it looks for a mate of at most
-//! `limit` plies and, having found one of length `L`, lowers `limit` to `L - 2` and carries on,
-//! so an iteration ends with the shortest mate within its starting limit, or a bound above it.
-
+//! Repetitions: a move back to a position on the current path is never needed for a shortest
+//! mate, so it is cut; the result of a node whose subtree ran into a path position *above* it
+//! then depends on the path. Such a node (or one that relied on such a result) stores only a
+//! *conditional* bound `remaining + 2` for the running iteration. This is sound:
+//!
+//! * Inside the iteration, it prunes the position only when met again at the same or a deeper
+//!   ply. If the root had a mate within the limit and yet the search failed, take among the
+//!   positions searched to completion without success one with the smallest `ply + distance to
+//!   mate`, finishing first among equals; the first move of its shortest mate leads to a position
+//!   that is either searched (and fails, contradicting the choice), or pruned by an entry that
+//!   contradicts the choice, or on the path at a lower ply — whose search then fails later with a
+//!   smaller sum, again a contradiction. So the iteration finds a mate if one exists.
+//! * If the iteration fails, the root has no mate within `limit`, so no position reached at
+//!   `ply` has one within `limit - ply`: the conditional bound is then a fact.
+//!
+//! Bounds that depend on neither are facts at once. Facts stay valid in later searches.
 use super::path::PathSet;
 use super::tt::{TranspositionTable, NEVER};
 use crate::shogi::movegen::{self, MoveList};
@@ -27,6 +36,8 @@ pub(crate) struct NodeResult {
     pub lb: u32,
     /// Lowest ply of a path position that a repetition cut below this node ran into.
     pub rep: u32,
+    /// The bound relies on a conditional entry of the running iteration.
+    pub conditional: bool,
 }
 
 impl NodeResult {
@@ -34,6 +45,15 @@ impl NodeResult {
         NodeResult {
             lb,
             rep: NO_REPETITION,
+            conditional: false,
+        }
+    }
+
+    fn known(lb: u32, conditional: bool) -> NodeResult {
+        NodeResult {
+            lb,
+            rep: NO_REPETITION,
+            conditional,
         }
     }
 }
@@ -47,6 +67,8 @@ pub(crate) enum Abort {
     Timeout,
     /// The iteration used more nodes than the deepening schedule allowed it.
     Budget,
+    /// A mate was found (kept in `best`).
+    Found,
 }
 
 #[inline]
@@ -65,9 +87,9 @@ pub(crate) struct Iteration<'a> {
     pub path: &'a mut PathSet,
     /// Moves from the root to the current node.
     pub line: Vec<Move>,
-    /// Shortest mate found so far in this iteration.
+    /// The mate found, if any (the iteration stops at the first).
     pub best: Option<Vec<Move>>,
-    /// Longest mate (plies from the root) still of interest.
+    /// Longest mate (plies from the root) looked for.
     pub limit: u32,
     pub nodes: u64,
     pub node_budget: u64,
@@ -78,8 +100,9 @@ pub(crate) struct Iteration<'a> {
     /// Called with (nodes, hashfull) about once a second during long iterations.
     tick: &'a mut dyn FnMut(u64, u32),
     next_tick: Instant,
-    /// Scratch space for ordered child lists, one window per active node.
-    scratch: Vec<(u32, Move)>,
+    /// Scratch space for ordered child lists, one window per active node: the child's known
+    /// bound, whether that bound is conditional, and the move.
+    scratch: Vec<(u32, bool, Move)>,
 }
 
 const POLL_INTERVAL: u64 = 4096;
@@ -157,62 +180,78 @@ impl<'a> Iteration<'a> {
             self.tt.prefetch(keys[i]);
         }
         for (i, &m) in list.iter().enumerate() {
-            self.scratch.push((self.tt.lower_bound(keys[i]), m));
+            let (lb, conditional) = match self.tt.probe(keys[i]) {
+                Some(p) => (p.lb, p.conditional),
+                None => (0, false),
+            };
+            self.scratch.push((lb, conditional, m));
         }
-        self.scratch[start..].sort_unstable_by_key(|&(lb, _)| lb);
+        self.scratch[start..].sort_unstable_by_key(|&(lb, _, _)| lb);
         start
     }
 
-    /// The attacker (side to move at the root) to move at `ply`; the last ply is a check.
+    /// The attacker (the side to move at the root) to move at `ply`.
     pub fn attacker(&mut self, ply: u32) -> NodeResult {
+        self.node(ply, true)
+    }
+
+    /// A node at `ply`: the attacker plays checks, the defender (in check) evasions; a defender
+    /// without evasion is mated (`lb` 0).
+    fn node(&mut self, ply: u32, attacker: bool) -> NodeResult {
         self.count_node();
         let key = self.pos.key();
         let remaining = self.limit.saturating_sub(ply);
         let probe = self.tt.probe(key);
         if let Some(p) = probe {
             if p.lb > remaining {
-                return NodeResult::fact(p.lb);
+                return NodeResult::known(p.lb, p.conditional);
             }
         }
-        if remaining < 1 {
-            return NodeResult::fact(1);
+        let single = probe.and_then(|p| p.single);
+        if attacker && remaining < 3 {
+            if remaining < 1 {
+                return NodeResult::fact(1);
+            }
+            return self.attacker_frontier(key, single);
         }
-        if remaining < 3 {
-            return self.attacker_frontier(key, probe.and_then(|p| p.single));
-        }
-        let start = self.expand(true, probe.and_then(|p| p.single));
+        let start = self.expand(attacker, single);
         let end = self.scratch.len();
         if start == end {
-            self.tt.store(key, NEVER, None);
-            return NodeResult::fact(NEVER);
+            return if attacker {
+                self.tt.store_fact(key, NEVER, None);
+                NodeResult::fact(NEVER)
+            } else {
+                NodeResult::fact(0) // checkmate
+            };
+        }
+        // The fewest plies a mate can take from a defender not yet mated: an evasion and a
+        // check. With less left, only the mate test above mattered.
+        let shortest = if attacker { 1 } else { 2 };
+        if remaining < shortest {
+            self.scratch.truncate(start);
+            return NodeResult::fact(shortest);
         }
         self.path.insert(key, ply);
         let mut lb = NEVER;
         let mut rep = NO_REPETITION;
+        let mut conditional = false;
         let mut live = 0u32;
         let mut live_move = Move::NULL;
-        let mut complete = true;
         for i in start..end {
-            let (known, m) = self.scratch[i];
-            let remaining = self.limit.saturating_sub(ply);
-            if remaining < 1 {
-                // A mate found elsewhere made this node too deep to matter.
-                complete = false;
-                break;
-            }
-            let child_key = self.pos.key_after(m);
-            if let Some(at) = self.path.get(child_key) {
+            let (known, known_conditional, m) = self.scratch[i];
+            if let Some(at) = self.path.get(self.pos.key_after(m)) {
                 rep = rep.min(at);
                 live += 1;
                 continue;
             }
             let via = if plus_one(known) > remaining {
-                // The stored bound already rules this check out.
+                // The known bound already rules this move out.
+                conditional |= known_conditional;
                 plus_one(known)
             } else {
                 self.pos.do_move(m);
                 self.line.push(m);
-                let child = self.defender(ply + 1);
+                let child = self.node(ply + 1, !attacker);
                 if child.lb == 0 {
                     self.record_mate();
                 }
@@ -221,9 +260,10 @@ impl<'a> Iteration<'a> {
                 if self.abort.is_some() {
                     self.path.remove(key);
                     self.scratch.truncate(start);
-                    return NodeResult::fact(1);
+                    return NodeResult::fact(shortest);
                 }
                 rep = rep.min(child.rep);
+                conditional |= child.conditional;
                 plus_one(child.lb)
             };
             lb = lb.min(via);
@@ -234,14 +274,17 @@ impl<'a> Iteration<'a> {
         }
         self.path.remove(key);
         self.scratch.truncate(start);
-        if !complete {
-            return NodeResult::fact(1);
+        if rep >= ply && !conditional {
+            let single = (live == 1).then_some(live_move);
+            self.tt.store_fact(key, lb, single);
+        } else {
+            self.tt.store_conditional(key, remaining + 2);
         }
-        if rep >= ply {
-            let single = (live == 1 && rep == NO_REPETITION).then_some(live_move);
-            self.tt.store(key, lb, single);
+        NodeResult {
+            lb,
+            rep,
+            conditional,
         }
-        NodeResult { lb, rep }
     }
 
     /// An attacker node with one ply left: only a check that mates at once matters, so the
@@ -254,7 +297,7 @@ impl<'a> Iteration<'a> {
             None => movegen::checks(self.pos, &mut list),
         }
         if list.is_empty() {
-            self.tt.store(key, NEVER, None);
+            self.tt.store_fact(key, NEVER, None);
             return NodeResult::fact(NEVER);
         }
         // A mated position is never on the path (path positions all had a move), so no
@@ -274,89 +317,13 @@ impl<'a> Iteration<'a> {
             }
         }
         // Every check leaves an evasion, so a mate needs at least 1 + 2 more plies.
-        self.tt.store(key, 3, single);
+        self.tt.store_fact(key, 3, single);
         NodeResult::fact(3)
     }
 
-    /// The defender to move at `ply`, in check and not mated... or mated (then `lb` is 0).
-    fn defender(&mut self, ply: u32) -> NodeResult {
-        self.count_node();
-        let key = self.pos.key();
-        let remaining = self.limit.saturating_sub(ply);
-        let probe = self.tt.probe(key);
-        if let Some(p) = probe {
-            if p.lb > remaining {
-                return NodeResult::fact(p.lb);
-            }
-        }
-        let start = self.expand(false, probe.and_then(|p| p.single));
-        let end = self.scratch.len();
-        if start == end {
-            return NodeResult::fact(0); // checkmate
-        }
-        if remaining < 2 {
-            self.scratch.truncate(start);
-            return NodeResult::fact(2);
-        }
-        self.path.insert(key, ply);
-        let mut lb = NEVER;
-        let mut rep = NO_REPETITION;
-        let mut live = 0u32;
-        let mut live_move = Move::NULL;
-        let mut complete = true;
-        for i in start..end {
-            let (known, m) = self.scratch[i];
-            let remaining = self.limit.saturating_sub(ply);
-            if remaining < 2 {
-                complete = false;
-                break;
-            }
-            let child_key = self.pos.key_after(m);
-            if let Some(at) = self.path.get(child_key) {
-                rep = rep.min(at);
-                live += 1;
-                continue;
-            }
-            let via = if plus_one(known) > remaining {
-                plus_one(known)
-            } else {
-                self.pos.do_move(m);
-                self.line.push(m);
-                let child = self.attacker(ply + 1);
-                self.line.pop();
-                self.pos.undo_move(m);
-                if self.abort.is_some() {
-                    self.path.remove(key);
-                    self.scratch.truncate(start);
-                    return NodeResult::fact(2);
-                }
-                rep = rep.min(child.rep);
-                plus_one(child.lb)
-            };
-            lb = lb.min(via);
-            if via != NEVER {
-                live += 1;
-                live_move = m;
-            }
-        }
-        self.path.remove(key);
-        self.scratch.truncate(start);
-        if !complete {
-            return NodeResult::fact(2);
-        }
-        if rep >= ply {
-            let single = (live == 1 && rep == NO_REPETITION).then_some(live_move);
-            self.tt.store(key, lb, single);
-        }
-        NodeResult { lb, rep }
-    }
-
-    /// The current line ends in mate: keep it and look only for shorter ones from now on.
+    /// The current line ends in mate: keep it and end the iteration.
     fn record_mate(&mut self) {
-        let len = self.line.len() as u32;
-        if self.best.as_ref().is_none_or(|b| (b.len() as u32) > len) {
-            self.best = Some(self.line.clone());
-        }
-        self.limit = self.limit.min(len.saturating_sub(2));
+        self.best = Some(self.line.clone());
+        self.abort = Some(Abort::Found);
     }
 }

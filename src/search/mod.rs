@@ -92,9 +92,15 @@ impl Solver {
 
     /// Replaces the table by one of `mb` megabytes; on failure the old table is kept.
     pub fn resize(&mut self, mb: usize) -> Result<(), AllocError> {
-        // Free the old table first when it is big, so that both need not fit at once; if the
-        // new one then fails, fall back to a table of the old size.
         let old_mb = self.tt.size_mb();
+        if mb == old_mb {
+            return Ok(());
+        }
+        if tt::available_mb().is_some_and(|avail| mb > avail + old_mb) {
+            return Err(AllocError { mb });
+        }
+        // Free the old table first, so that both need not fit at once; should the new one still
+        // fail, fall back to a table of the old size.
         self.tt = TranspositionTable::new(1).expect("a 1 MB table");
         match TranspositionTable::new(mb) {
             Ok(t) => {
@@ -133,20 +139,11 @@ impl Solver {
         }
         let deadline = limits.time.map(|t| start + t);
         let max_plies = limits.max_plies.unwrap_or(u32::MAX - 2);
-        self.tt.new_generation();
+        self.tt.new_epoch();
         self.path.clear();
         let mut pos = root.clone();
         let mut nodes = 0u64;
-        let report =
-            |depth, lb, nodes, tt: &TranspositionTable, progress: &mut dyn FnMut(&Progress)| {
-                progress(&Progress {
-                    depth,
-                    lower_bound: lb,
-                    nodes,
-                    elapsed: start.elapsed(),
-                    hashfull: tt.hashfull(),
-                })
-            };
+        let hashfull = |tt: &TranspositionTable| tt.hashfull();
         let finish = |outcome, nodes| {
             Ok(SearchResult {
                 outcome,
@@ -158,26 +155,44 @@ impl Solver {
         // The deepening schedule: odd limits, 2 plies apart while each iteration costs clearly
         // more than the last; when iterations cost about the same (a long forced line being
         // re-walked), the step doubles, bounded by a node budget that falls back to small steps.
-        let mut lower_bound = self.tt.lower_bound(pos.key()).max(1);
+        // A mate found beyond the proven lower bound is kept as an upper bound, and the search
+        // goes on below it until the bounds meet.
+        let mut lower_bound = self.tt.probe(pos.key()).map_or(1, |p| p.lb.max(1));
+        let mut best: Option<Vec<Move>> = None;
         let mut step = 2u32;
         let mut last_cost = 0u64;
         let mut last_report = Instant::now();
         loop {
+            if let Some(line) = &best {
+                if line.len() as u32 <= lower_bound {
+                    let len = line.len() as u32;
+                    progress(&Progress {
+                        depth: len,
+                        lower_bound: len,
+                        nodes,
+                        elapsed: start.elapsed(),
+                        hashfull: hashfull(&self.tt),
+                    });
+                    return finish(Outcome::Mate(line.clone()), nodes);
+                }
+            }
             if lower_bound == NEVER {
-                report(lower_bound, NEVER, nodes, &self.tt, progress);
                 return finish(Outcome::NoMate, nodes);
             }
             if lower_bound > max_plies {
                 return finish(Outcome::Unknown { lower_bound }, nodes);
             }
-            let depth =
-                odd_at_least(lower_bound.max(lower_bound + step - 2)).min(odd_at_most(max_plies));
-            let budget = if step > 2 {
+            let mut depth = odd_at_least(lower_bound + step - 2).min(odd_at_most(max_plies));
+            if let Some(line) = &best {
+                depth = depth.min(line.len() as u32 - 2);
+            }
+            let budget = if depth > lower_bound {
                 nodes + MIN_BUDGET.max(last_cost.saturating_mul(4))
             } else {
                 u64::MAX
             };
             let before = nodes;
+            self.tt.begin_iteration();
             let mut tick = |n: u64, hashfull: u32| {
                 progress(&Progress {
                     depth,
@@ -201,39 +216,54 @@ impl Solver {
             let result = it.attacker(0);
             nodes = it.nodes;
             let abort = it.abort;
-            let best = it.best.take();
+            let found = it.best.take();
             drop(it);
             let cost = nodes - before;
             match abort {
-                Some(Abort::Stopped) | Some(Abort::Timeout) => {
-                    report(depth, lower_bound, nodes, &self.tt, progress);
-                    return finish(Outcome::Unknown { lower_bound }, nodes);
-                }
-                Some(Abort::Budget) => {
-                    // Too ambitious: go back to small steps from the proven bound.
-                    step = 2;
+                None => {
+                    // The iteration failed: its conditional bounds are facts now.
+                    self.tt.iteration_failed();
+                    lower_bound = lower_bound.max(result.lb).max(depth + 2);
+                    let cheap = last_cost > 0 && cost < last_cost.saturating_mul(3) / 2;
+                    step = if cheap { (step * 2).min(1 << 14) } else { 2 };
                     last_cost = cost;
-                    continue;
                 }
-                None => {}
+                Some(reason) => {
+                    // Whatever the reason, this iteration did not fail: void its conditional
+                    // bounds.
+                    self.tt.new_epoch();
+                    match reason {
+                        Abort::Stopped | Abort::Timeout => {
+                            progress(&Progress {
+                                depth,
+                                lower_bound,
+                                nodes,
+                                elapsed: start.elapsed(),
+                                hashfull: hashfull(&self.tt),
+                            });
+                            return finish(Outcome::Unknown { lower_bound }, nodes);
+                        }
+                        Abort::Budget => {
+                            step = 2;
+                            last_cost = cost;
+                        }
+                        Abort::Found => {
+                            let line = found.expect("a found mate has a line");
+                            debug_assert!(line.len() % 2 == 1 && line.len() as u32 <= depth);
+                            best = Some(line);
+                            step = 2;
+                        }
+                    }
+                }
             }
-            if let Some(line) = best {
-                debug_assert!(line.len() % 2 == 1);
-                report(
-                    line.len() as u32,
-                    line.len() as u32,
-                    nodes,
-                    &self.tt,
-                    progress,
-                );
-                return finish(Outcome::Mate(line), nodes);
-            }
-            lower_bound = lower_bound.max(result.lb).max(depth + 2);
-            let cheap = last_cost > 0 && cost < last_cost.saturating_mul(3) / 2;
-            step = if cheap { (step * 2).min(1 << 14) } else { 2 };
-            last_cost = cost;
             if last_report.elapsed() >= Duration::from_millis(100) {
-                report(depth, lower_bound, nodes, &self.tt, progress);
+                progress(&Progress {
+                    depth,
+                    lower_bound,
+                    nodes,
+                    elapsed: start.elapsed(),
+                    hashfull: hashfull(&self.tt),
+                });
                 last_report = Instant::now();
             }
         }

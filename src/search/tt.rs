@@ -1,12 +1,20 @@
-//! The transposition table: facts "no helpmate shorter than `lb` plies" per position.
+//! The transposition table: lower bounds "no helpmate shorter than `lb` plies" per position.
 //!
 //! Entries are 16 bytes (two `u64` words), four to a 64-byte cluster (one cache line). The low
 //! half of the 128-bit Zobrist key selects the cluster; the high half is stored whole and
 //! verifies the entry, so a false match needs a 64-bit collision inside one cluster.
 //!
-//! Everything stored is a fact about the position alone (never about the path that led to it),
-//! so entries stay valid across searches and across `go` commands; the generation counter only
-//! tells replacement which entries belong to older searches.
+//! Two kinds of bound are kept:
+//! * a **fact** holds for the position whatever the path to it; it stays valid forever;
+//! * a **conditional** bound, written by deepening iteration `i`, holds if iteration `i` proves
+//!   that the root has no helpmate within its limit (see `helpmate.rs` for why). Until then it
+//!   may only be used inside iteration `i`; once `i` fails it is a fact; if `i` is cut short or
+//!   finds a mate, it is void.
+//!
+//! Iterations are numbered per *epoch* (8 bits) and within it (16 bits). An epoch is a run of
+//! iterations that all failed except possibly the last, so one number per epoch — the last failed
+//! iteration — tells which conditional entries became facts. When the epoch counter wraps, the
+//! table is swept once: conditional entries are made facts or dropped, so numbers can be reused.
 
 use crate::shogi::Move;
 use thiserror::Error;
@@ -23,13 +31,18 @@ const CLUSTER_BYTES: usize = 8 * WORDS_PER_CLUSTER;
 
 /// Flag: `mv` is the only child that is not dead (skip move generation).
 const FLAG_SINGLE: u8 = 1;
+/// Flag: the bound is conditional on iteration (`epoch`, `iteration`) failing.
+const FLAG_CONDITIONAL: u8 = 2;
 
+/// What the table knows about a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {
     /// No helpmate from this position is shorter than `lb` plies (`NEVER`: none at all).
     pub lb: u32,
-    /// The only live move, if the position has exactly one.
+    /// The only live move, if the position is known to have exactly one.
     pub single: Option<Move>,
+    /// The bound holds only if the current iteration fails.
+    pub conditional: bool,
 }
 
 #[derive(Debug, Error)]
@@ -38,50 +51,89 @@ pub struct AllocError {
     pub mb: usize,
 }
 
+/// One cache line of entries. A plain `u64` array, so that a zeroed table comes straight from
+/// the allocator's zeroed pages (no time spent writing gigabytes of zeros at start-up).
+type Cluster = [u64; WORDS_PER_CLUSTER];
+
+/// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (8) | iteration (16).
 #[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Cluster([u64; WORDS_PER_CLUSTER]);
+struct Data(u64);
 
-pub struct TranspositionTable {
-    clusters: Vec<Cluster>,
-    generation: u8,
-}
+impl Data {
+    fn new(lb: u32, mv: Move, epoch: u8, flags: u8, iteration: u16) -> Data {
+        let lb = if lb == NEVER {
+            NEVER_STORED
+        } else {
+            lb.min(MAX_FINITE) as u16
+        };
+        Data(
+            lb as u64
+                | (mv.raw() as u64) << 16
+                | (epoch as u64) << 32
+                | (flags as u64) << 40
+                | (iteration as u64) << 48,
+        )
+    }
 
-#[inline]
-fn pack(lb: u32, mv: Move, generation: u8, flags: u8) -> u64 {
-    let lb = if lb == NEVER {
-        NEVER_STORED
-    } else {
-        lb.min(MAX_FINITE) as u16
-    };
-    lb as u64 | (mv.raw() as u64) << 16 | (generation as u64) << 32 | (flags as u64) << 40
-}
+    fn lb(self) -> u32 {
+        match self.0 as u16 {
+            NEVER_STORED => NEVER,
+            v => v as u32,
+        }
+    }
 
-#[inline]
-fn unpack_lb(data: u64) -> u32 {
-    match data as u16 {
-        NEVER_STORED => NEVER,
-        v => v as u32,
+    fn mv(self) -> Move {
+        Move::from_raw((self.0 >> 16) as u16)
+    }
+
+    fn epoch(self) -> u8 {
+        (self.0 >> 32) as u8
+    }
+
+    fn flags(self) -> u8 {
+        (self.0 >> 40) as u8
+    }
+
+    fn iteration(self) -> u16 {
+        (self.0 >> 48) as u16
     }
 }
 
-#[inline]
-fn unpack_generation(data: u64) -> u8 {
-    (data >> 32) as u8
+/// How far an entry can be trusted now.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trust {
+    Fact,
+    /// Conditional on the iteration in progress.
+    Current,
+    Void,
+}
+
+pub struct TranspositionTable {
+    clusters: Vec<Cluster>,
+    epoch: u8,
+    iteration: u16,
+    /// Per epoch: the last iteration known to have failed (0: none).
+    failed_through: [u16; 256],
 }
 
 impl TranspositionTable {
-    /// A table of about `mb` megabytes (at least one cluster).
+    /// A table of about `mb` megabytes (at least one cluster). Fails, rather than letting the
+    /// system kill the process later, when the memory is not there.
     pub fn new(mb: usize) -> Result<TranspositionTable, AllocError> {
+        if available_mb().is_some_and(|avail| mb > avail) {
+            return Err(AllocError { mb });
+        }
         let n = (mb.saturating_mul(1024 * 1024) / CLUSTER_BYTES).max(1);
-        let mut clusters = Vec::new();
-        clusters
-            .try_reserve_exact(n)
-            .map_err(|_| AllocError { mb })?;
-        clusters.resize(n, Cluster([0; WORDS_PER_CLUSTER]));
+        // Ask first, so that a refusal is an error rather than an abort in `vec!`.
+        let mut trial: Vec<Cluster> = Vec::new();
+        trial.try_reserve_exact(n).map_err(|_| AllocError { mb })?;
+        drop(trial);
+        let clusters = vec![[0u64; WORDS_PER_CLUSTER]; n];
         Ok(TranspositionTable {
             clusters,
-            generation: 1,
+            epoch: 1,
+            iteration: 0,
+            failed_through: [0; 256],
         })
     }
 
@@ -91,16 +143,72 @@ impl TranspositionTable {
 
     /// Forgets everything.
     pub fn clear(&mut self) {
-        for c in &mut self.clusters {
-            *c = Cluster([0; WORDS_PER_CLUSTER]);
-        }
-        self.generation = 1;
+        self.clusters
+            .iter_mut()
+            .for_each(|c| *c = [0; WORDS_PER_CLUSTER]);
+        self.epoch = 1;
+        self.iteration = 0;
+        self.failed_through = [0; 256];
     }
 
-    /// Starts a new search: entries written from now on are preferred to older ones.
-    pub fn new_generation(&mut self) {
-        // Generation 0 marks empty entries, so skip it.
-        self.generation = self.generation.wrapping_add(1).max(1);
+    /// Starts a new epoch (a new search, or after an iteration that did not fail). Conditional
+    /// entries of the current iteration that did not fail become void.
+    pub fn new_epoch(&mut self) {
+        if self.epoch == u8::MAX {
+            self.sweep();
+            self.epoch = 1;
+        } else {
+            self.epoch += 1;
+        }
+        self.iteration = 0;
+        self.failed_through[self.epoch as usize] = 0;
+    }
+
+    /// Starts the next deepening iteration; its conditional entries are usable until it ends.
+    pub fn begin_iteration(&mut self) {
+        if self.iteration == u16::MAX {
+            self.new_epoch();
+        }
+        self.iteration += 1;
+    }
+
+    /// The current iteration proved that the root has no helpmate within its limit: its
+    /// conditional entries are facts from now on.
+    pub fn iteration_failed(&mut self) {
+        self.failed_through[self.epoch as usize] = self.iteration;
+    }
+
+    /// Makes every conditional entry a fact or removes it, so epoch numbers can be reused.
+    fn sweep(&mut self) {
+        for i in 0..self.clusters.len() {
+            for e in 0..ENTRIES_PER_CLUSTER {
+                let data = Data(self.clusters[i][2 * e + 1]);
+                if self.clusters[i][2 * e] == 0 || data.flags() & FLAG_CONDITIONAL == 0 {
+                    continue;
+                }
+                if self.trust(data) == Trust::Fact {
+                    let flags = data.flags() & !FLAG_CONDITIONAL;
+                    self.clusters[i][2 * e + 1] = Data::new(data.lb(), data.mv(), 0, flags, 0).0;
+                } else {
+                    self.clusters[i][2 * e] = 0;
+                    self.clusters[i][2 * e + 1] = 0;
+                }
+            }
+        }
+        self.failed_through = [0; 256];
+    }
+
+    #[inline]
+    fn trust(&self, data: Data) -> Trust {
+        if data.flags() & FLAG_CONDITIONAL == 0 {
+            Trust::Fact
+        } else if data.iteration() <= self.failed_through[data.epoch() as usize] {
+            Trust::Fact
+        } else if data.epoch() == self.epoch && data.iteration() == self.iteration {
+            Trust::Current
+        } else {
+            Trust::Void
+        }
     }
 
     #[inline]
@@ -122,11 +230,10 @@ impl TranspositionTable {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let ptr = self.clusters[self.cluster_index(key)].0.as_ptr() as *const i8;
+            let ptr = self.clusters[self.cluster_index(key)].as_ptr() as *const i8;
             // SAFETY: prefetching is only a hint; it never faults and reads nothing the program
             // can observe. It is `unsafe` solely because it is a target-feature intrinsic (SSE,
-            // always present on x86_64). Measured: the ofm-139 5-ply problem (many drops, one
-            // probe per child) ran 2x faster with prefetching.
+            // always present on x86_64).
             unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr) };
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -135,97 +242,133 @@ impl TranspositionTable {
 
     #[inline]
     pub fn probe(&self, key: u128) -> Option<Probe> {
-        let cluster = &self.clusters[self.cluster_index(key)].0;
+        let cluster = &self.clusters[self.cluster_index(key)];
         let check = Self::check_word(key);
         for i in 0..ENTRIES_PER_CLUSTER {
             if cluster[2 * i] == check {
-                let data = cluster[2 * i + 1];
-                let flags = (data >> 40) as u8;
-                let mv = Move::from_raw((data >> 16) as u16);
+                let data = Data(cluster[2 * i + 1]);
+                let conditional = match self.trust(data) {
+                    Trust::Fact => false,
+                    Trust::Current => true,
+                    Trust::Void => return None,
+                };
                 return Some(Probe {
-                    lb: unpack_lb(data),
-                    single: (flags & FLAG_SINGLE != 0).then_some(mv),
+                    lb: data.lb(),
+                    single: (data.flags() & FLAG_SINGLE != 0).then(|| data.mv()),
+                    conditional,
                 });
             }
         }
         None
     }
 
-    /// Lower bound stored for `key`, 0 when unknown.
-    #[inline]
-    pub fn lower_bound(&self, key: u128) -> u32 {
-        self.probe(key).map_or(0, |p| p.lb)
-    }
-
-    /// Records that no helpmate from the position is shorter than `lb` plies, and optionally
-    /// that `single` is its only live move. A stored bound is never lowered.
-    pub fn store(&mut self, key: u128, lb: u32, single: Option<Move>) {
-        let generation = self.generation;
-        let index = self.cluster_index(key);
-        let check = Self::check_word(key);
-        let cluster = &mut self.clusters[index].0;
+    /// Records a fact: no helpmate from the position is shorter than `lb` plies, and `single`,
+    /// if given, is its only live move. Known bounds are never lowered.
+    pub fn store_fact(&mut self, key: u128, lb: u32, single: Option<Move>) {
         let (mv, flags) = match single {
             Some(m) => (m, FLAG_SINGLE),
             None => (Move::NULL, 0),
         };
-        // Same position: keep the larger bound and any single-move knowledge.
-        for i in 0..ENTRIES_PER_CLUSTER {
-            if cluster[2 * i] == check {
-                let old = cluster[2 * i + 1];
-                let old_lb = unpack_lb(old);
-                let (mv, flags) = if flags == 0 && (old >> 40) as u8 & FLAG_SINGLE != 0 {
-                    (Move::from_raw((old >> 16) as u16), FLAG_SINGLE)
-                } else {
-                    (mv, flags)
-                };
-                let lb = if old_lb == NEVER || (lb != NEVER && old_lb > lb) {
-                    old_lb
-                } else {
-                    lb
-                };
-                cluster[2 * i + 1] = pack(lb, mv, generation, flags);
-                return;
-            }
+        if let Some((slot, old)) = self.find(key) {
+            let (lb, mv, flags) = match self.trust(old) {
+                Trust::Void => (lb, mv, flags),
+                Trust::Fact => {
+                    let keep_single = flags == 0 && old.flags() & FLAG_SINGLE != 0;
+                    let (mv, flags) = if keep_single {
+                        (old.mv(), FLAG_SINGLE)
+                    } else {
+                        (mv, flags)
+                    };
+                    (max_bound(lb, old.lb()), mv, flags)
+                }
+                // A stronger bound of the running iteration is worth more than a weaker fact.
+                Trust::Current if old.lb() != NEVER && (lb == NEVER || lb >= old.lb()) => {
+                    (lb, mv, flags)
+                }
+                Trust::Current => return,
+            };
+            self.write(key, slot, Data::new(lb, mv, self.epoch, flags, 0));
+        } else {
+            let slot = self.victim(key);
+            self.write(key, slot, Data::new(lb, mv, self.epoch, flags, 0));
         }
-        // Otherwise replace an empty slot, else the least valuable: older generations first,
-        // then the smallest bound (cheapest to find again). Dead positions are worth keeping.
-        let value = |data: u64| -> u64 {
-            let current = (unpack_generation(data) == generation) as u64;
-            let lb = match unpack_lb(data) {
+    }
+
+    /// Records a bound that holds if the current iteration fails.
+    pub fn store_conditional(&mut self, key: u128, lb: u32) {
+        let data = Data::new(lb, Move::NULL, self.epoch, FLAG_CONDITIONAL, self.iteration);
+        if let Some((slot, old)) = self.find(key) {
+            let keep_old = match self.trust(old) {
+                Trust::Void => false,
+                _ => max_bound(old.lb(), lb) == old.lb(),
+            };
+            if !keep_old {
+                self.write(key, slot, data);
+            }
+        } else {
+            let slot = self.victim(key);
+            self.write(key, slot, data);
+        }
+    }
+
+    /// Slot index (cluster * 4 + entry) and data of `key`'s entry, if present.
+    #[inline]
+    fn find(&self, key: u128) -> Option<(usize, Data)> {
+        let index = self.cluster_index(key);
+        let check = Self::check_word(key);
+        let cluster = &self.clusters[index];
+        (0..ENTRIES_PER_CLUSTER)
+            .find(|&i| cluster[2 * i] == check)
+            .map(|i| (index * ENTRIES_PER_CLUSTER + i, Data(cluster[2 * i + 1])))
+    }
+
+    /// The slot to overwrite for a new key: an empty or void one, else the least valuable —
+    /// older epochs first, then the smallest bound (cheapest to find again).
+    fn victim(&self, key: u128) -> usize {
+        let index = self.cluster_index(key);
+        let cluster = &self.clusters[index];
+        let mut best = 0;
+        let mut best_value = u64::MAX;
+        for i in 0..ENTRIES_PER_CLUSTER {
+            let data = Data(cluster[2 * i + 1]);
+            if cluster[2 * i] == 0 || self.trust(data) == Trust::Void {
+                best = i;
+                break;
+            }
+            let current = (data.epoch() == self.epoch) as u64;
+            let lb = match data.lb() {
                 NEVER => MAX_FINITE + 1,
                 v => v,
             } as u64;
-            current << 32 | lb
-        };
-        let mut victim = 0;
-        let mut victim_value = u64::MAX;
-        for i in 0..ENTRIES_PER_CLUSTER {
-            if cluster[2 * i] == 0 {
-                victim = i;
-                break;
-            }
-            let v = value(cluster[2 * i + 1]);
-            if v < victim_value {
-                victim_value = v;
-                victim = i;
+            let value = current << 32 | lb;
+            if value < best_value {
+                best_value = value;
+                best = i;
             }
         }
-        cluster[2 * victim] = check;
-        cluster[2 * victim + 1] = pack(lb, mv, generation, flags);
+        index * ENTRIES_PER_CLUSTER + best
     }
 
-    /// Per mille of the first 1000 entries written by the current search.
+    #[inline]
+    fn write(&mut self, key: u128, slot: usize, data: Data) {
+        let cluster = &mut self.clusters[slot / ENTRIES_PER_CLUSTER];
+        let i = slot % ENTRIES_PER_CLUSTER;
+        cluster[2 * i] = Self::check_word(key);
+        cluster[2 * i + 1] = data.0;
+    }
+
+    /// Per mille of the first 1000 entries written in the current epoch.
     pub fn hashfull(&self) -> u32 {
         let mut used = 0u32;
-        let mut seen = 0;
+        let mut seen = 0u32;
         'outer: for cluster in &self.clusters {
             for i in 0..ENTRIES_PER_CLUSTER {
                 if seen == 1000 {
                     break 'outer;
                 }
                 seen += 1;
-                let c = &cluster.0;
-                if c[2 * i] != 0 && unpack_generation(c[2 * i + 1]) == self.generation {
+                let c = cluster;
+                if c[2 * i] != 0 && Data(c[2 * i + 1]).epoch() == self.epoch {
                     used += 1;
                 }
             }
@@ -234,42 +377,84 @@ impl TranspositionTable {
     }
 }
 
+/// Memory the system can still give, in MB, where it says so (Linux). Systems that overcommit
+/// would otherwise grant any size and kill the process once the table is used.
+pub(crate) fn available_mb() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+#[inline]
+fn max_bound(a: u32, b: u32) -> u32 {
+    a.max(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::shogi::Square;
 
+    const KEY: u128 = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321u128;
+
     #[test]
-    fn store_and_probe() {
+    fn facts_are_never_lowered() {
         let mut tt = TranspositionTable::new(1).unwrap();
-        let key = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321u128;
-        assert_eq!(tt.probe(key), None);
-        tt.store(key, 7, None);
-        assert_eq!(tt.probe(key).unwrap().lb, 7);
-        // Never lowered.
-        tt.store(key, 5, None);
-        assert_eq!(tt.probe(key).unwrap().lb, 7);
+        assert_eq!(tt.probe(KEY), None);
+        tt.store_fact(KEY, 7, None);
+        assert_eq!(tt.probe(KEY).unwrap().lb, 7);
+        tt.store_fact(KEY, 5, None);
+        assert_eq!(tt.probe(KEY).unwrap().lb, 7);
         let m = Move::normal(Square::new(1, 1), Square::new(1, 2), false);
-        tt.store(key, 9, Some(m));
-        assert_eq!(
-            tt.probe(key).unwrap(),
-            Probe {
-                lb: 9,
-                single: Some(m)
-            }
-        );
-        tt.store(key, NEVER, None);
-        assert_eq!(
-            tt.probe(key).unwrap(),
-            Probe {
-                lb: NEVER,
-                single: Some(m)
-            }
-        );
-        tt.store(key, 11, None);
-        assert_eq!(tt.probe(key).unwrap().lb, NEVER);
-        // A different key in the same cluster does not match.
-        assert_eq!(tt.probe(key ^ (1u128 << 100)), None);
+        tt.store_fact(KEY, 9, Some(m));
+        let p = tt.probe(KEY).unwrap();
+        assert_eq!((p.lb, p.single, p.conditional), (9, Some(m), false));
+        tt.store_fact(KEY, NEVER, None);
+        assert_eq!(tt.probe(KEY).unwrap().lb, NEVER);
+        assert_eq!(tt.probe(KEY).unwrap().single, Some(m));
+        tt.store_fact(KEY, 11, None);
+        assert_eq!(tt.probe(KEY).unwrap().lb, NEVER);
+        assert_eq!(tt.probe(KEY ^ (1u128 << 100)), None);
+    }
+
+    #[test]
+    fn conditional_bounds_follow_their_iteration() {
+        let mut tt = TranspositionTable::new(1).unwrap();
+        tt.new_epoch();
+        tt.begin_iteration();
+        tt.store_conditional(KEY, 9);
+        assert_eq!(tt.probe(KEY).unwrap().conditional, true);
+        // Failed iteration: the bound becomes a fact.
+        tt.iteration_failed();
+        tt.begin_iteration();
+        let p = tt.probe(KEY).unwrap();
+        assert_eq!((p.lb, p.conditional), (9, false));
+        // An iteration that does not fail voids its conditional bounds.
+        tt.store_conditional(KEY ^ 1, 13);
+        assert!(tt.probe(KEY ^ 1).is_some());
+        tt.new_epoch();
+        tt.begin_iteration();
+        assert_eq!(tt.probe(KEY ^ 1), None);
+        assert_eq!(tt.probe(KEY).unwrap().lb, 9);
+    }
+
+    #[test]
+    fn epoch_wrap_sweeps_conditional_entries() {
+        let mut tt = TranspositionTable::new(1).unwrap();
+        tt.new_epoch();
+        tt.begin_iteration();
+        tt.store_conditional(KEY, 21);
+        tt.iteration_failed();
+        tt.begin_iteration();
+        tt.store_conditional(KEY ^ 1, 23);
+        for _ in 0..600 {
+            tt.new_epoch();
+            tt.begin_iteration();
+        }
+        assert_eq!(tt.probe(KEY).unwrap().lb, 21);
+        assert!(!tt.probe(KEY).unwrap().conditional);
+        assert_eq!(tt.probe(KEY ^ 1), None);
     }
 
     #[test]
@@ -277,10 +462,10 @@ mod tests {
         let mut tt = TranspositionTable::new(1).unwrap();
         for i in 0..100_000u128 {
             let key = i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
-            tt.store(key, (i % 50) as u32 + 1, None);
+            tt.store_fact(key, (i % 50) as u32 + 1, None);
         }
         assert!(tt.hashfull() > 900);
-        tt.new_generation();
+        tt.new_epoch();
         assert_eq!(tt.hashfull(), 0);
         tt.clear();
         assert_eq!(tt.hashfull(), 0);

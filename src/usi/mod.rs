@@ -64,6 +64,8 @@ enum Job {
     },
     Resize(usize),
     Clear,
+    /// Answer `readyok` once the jobs before it (a table resize, say) are done.
+    Ready,
     Quit,
 }
 
@@ -150,7 +152,15 @@ impl Session {
                 }
                 self.out.line("usiok");
             }
-            Command::IsReady => self.out.line("readyok"),
+            Command::IsReady => {
+                // During a search, at once; otherwise after pending work such as a resize, so
+                // that its outcome is reported before `readyok`.
+                if self.shared.searching.load(Ordering::SeqCst) {
+                    self.out.line("readyok");
+                } else {
+                    let _ = self.jobs.send(Job::Ready);
+                }
+            }
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
             Command::UsiNewGame | Command::GameOver => {}
             Command::Position { base, moves } => match build_position(&base, &moves) {
@@ -247,6 +257,7 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
         match job {
             Job::Quit => break,
             Job::Clear => solver.clear(),
+            Job::Ready => out.line("readyok"),
             Job::Resize(mb) => {
                 if let Err(e) = solver.resize(mb) {
                     out.error(&format!("{e}; keeping {} MB", solver.hash_mb()));
