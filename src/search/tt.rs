@@ -200,9 +200,8 @@ impl TranspositionTable {
 
     #[inline]
     fn trust(&self, data: Data) -> Trust {
-        if data.flags() & FLAG_CONDITIONAL == 0 {
-            Trust::Fact
-        } else if data.iteration() <= self.failed_through[data.epoch() as usize] {
+        let conditional = data.flags() & FLAG_CONDITIONAL != 0;
+        if !conditional || data.iteration() <= self.failed_through[data.epoch() as usize] {
             Trust::Fact
         } else if data.epoch() == self.epoch && data.iteration() == self.iteration {
             Trust::Current
@@ -397,6 +396,8 @@ mod tests {
     use crate::shogi::Square;
 
     const KEY: u128 = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321u128;
+    /// Differs from KEY in the verification half.
+    const OTHER: u128 = KEY ^ (1u128 << 100);
 
     #[test]
     fn facts_are_never_lowered() {
@@ -424,18 +425,18 @@ mod tests {
         tt.new_epoch();
         tt.begin_iteration();
         tt.store_conditional(KEY, 9);
-        assert_eq!(tt.probe(KEY).unwrap().conditional, true);
+        assert!(tt.probe(KEY).unwrap().conditional);
         // Failed iteration: the bound becomes a fact.
         tt.iteration_failed();
         tt.begin_iteration();
         let p = tt.probe(KEY).unwrap();
         assert_eq!((p.lb, p.conditional), (9, false));
         // An iteration that does not fail voids its conditional bounds.
-        tt.store_conditional(KEY ^ 1, 13);
-        assert!(tt.probe(KEY ^ 1).is_some());
+        tt.store_conditional(OTHER, 13);
+        assert!(tt.probe(OTHER).is_some());
         tt.new_epoch();
         tt.begin_iteration();
-        assert_eq!(tt.probe(KEY ^ 1), None);
+        assert_eq!(tt.probe(OTHER), None);
         assert_eq!(tt.probe(KEY).unwrap().lb, 9);
     }
 
@@ -447,14 +448,14 @@ mod tests {
         tt.store_conditional(KEY, 21);
         tt.iteration_failed();
         tt.begin_iteration();
-        tt.store_conditional(KEY ^ 1, 23);
+        tt.store_conditional(OTHER, 23);
         for _ in 0..600 {
             tt.new_epoch();
             tt.begin_iteration();
         }
         assert_eq!(tt.probe(KEY).unwrap().lb, 21);
         assert!(!tt.probe(KEY).unwrap().conditional);
-        assert_eq!(tt.probe(KEY ^ 1), None);
+        assert_eq!(tt.probe(OTHER), None);
     }
 
     #[test]
