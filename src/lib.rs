@@ -5,6 +5,7 @@
 //! * [`usi`]: the protocol front end;
 //! * [`config`]: default option values from `engine.toml`.
 
+pub mod bench;
 pub mod config;
 pub mod search;
 pub mod shogi;

@@ -36,6 +36,21 @@ enum Command {
         #[arg(long)]
         no_bulk: bool,
     },
+    /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
+    Bench {
+        /// The long problems (1,000+ plies) instead of the default short and medium ones.
+        #[arg(long)]
+        long: bool,
+        /// Transposition table size in MB.
+        #[arg(long, default_value_t = 1024)]
+        hash: usize,
+        /// Give up a problem after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        time_limit: Option<f64>,
+        /// Only problems whose name contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+    },
     /// Solve one helpmate given as SFEN.
     Solve {
         sfen: String,
@@ -67,6 +82,33 @@ fn main() -> ExitCode {
             divide: per_move,
             no_bulk,
         }) => run_perft(depth, sfen.as_deref(), per_move, !no_bulk),
+        Some(Command::Bench {
+            long,
+            hash,
+            time_limit,
+            filter,
+        }) => {
+            let options = kyozume::bench::BenchOptions {
+                long,
+                hash_mb: hash,
+                time_limit: time_limit.map(std::time::Duration::from_secs_f64),
+                filter,
+            };
+            let result = kyozume::search::with_search_stack(|| {
+                kyozume::bench::run(&options, &mut std::io::stdout())
+            });
+            match result {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => {
+                    eprintln!("kyozume bench: some answers were wrong");
+                    ExitCode::FAILURE
+                }
+                Err(e) => {
+                    eprintln!("kyozume bench: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Some(Command::Solve {
             sfen,
             hash,

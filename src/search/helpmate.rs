@@ -80,13 +80,43 @@ fn plus_one(lb: u32) -> u32 {
     }
 }
 
+/// A child of a node as the search walks it.
+#[derive(Clone, Copy)]
+pub(crate) struct Child {
+    key: u128,
+    /// Bound known for the child (0 when unknown).
+    lb: u32,
+    /// That bound holds only if the running iteration fails.
+    conditional: bool,
+    mv: Move,
+}
+
+/// Memory the search reuses from iteration to iteration (so that none is allocated per node or
+/// per iteration).
+pub(crate) struct Buffers {
+    /// Moves from the root to the current node.
+    line: Vec<Move>,
+    /// Ordered child lists, one window per node on the current path.
+    children: Vec<Child>,
+    moves: MoveList,
+}
+
+impl Buffers {
+    pub fn new() -> Buffers {
+        Buffers {
+            line: Vec::with_capacity(1 << 10),
+            children: Vec::with_capacity(1 << 14),
+            moves: MoveList::new(),
+        }
+    }
+}
+
 /// One iteration's search state. The position is played forward and back in place.
 pub(crate) struct Iteration<'a> {
     pub pos: &'a mut Position,
     pub tt: &'a mut TranspositionTable,
     pub path: &'a mut PathSet,
-    /// Moves from the root to the current node.
-    pub line: Vec<Move>,
+    buf: &'a mut Buffers,
     /// The mate found, if any (the iteration stops at the first).
     pub best: Option<Vec<Move>>,
     /// Longest mate (plies from the root) looked for.
@@ -100,9 +130,6 @@ pub(crate) struct Iteration<'a> {
     /// Called with (nodes, hashfull) about once a second during long iterations.
     tick: &'a mut dyn FnMut(u64, u32),
     next_tick: Instant,
-    /// Scratch space for ordered child lists, one window per active node: the child's known
-    /// bound, whether that bound is conditional, and the move.
-    scratch: Vec<(u32, bool, Move)>,
 }
 
 const POLL_INTERVAL: u64 = 4096;
@@ -114,6 +141,7 @@ impl<'a> Iteration<'a> {
         pos: &'a mut Position,
         tt: &'a mut TranspositionTable,
         path: &'a mut PathSet,
+        buf: &'a mut Buffers,
         limit: u32,
         nodes: u64,
         node_budget: u64,
@@ -125,7 +153,7 @@ impl<'a> Iteration<'a> {
             pos,
             tt,
             path,
-            line: Vec::with_capacity(1024),
+            buf,
             best: None,
             limit,
             nodes,
@@ -136,7 +164,6 @@ impl<'a> Iteration<'a> {
             next_poll: nodes + POLL_INTERVAL,
             tick,
             next_tick: Instant::now() + TICK_INTERVAL,
-            scratch: Vec::with_capacity(1 << 16),
         }
     }
 
@@ -161,32 +188,35 @@ impl<'a> Iteration<'a> {
     }
 
     /// Generates the children (checks for the attacker, evasions for the defender, or just the
-    /// remembered single live move) into a new scratch window, each with the bound known for it
-    /// (0 when unknown), lowest bound first; returns the window's start.
-    ///
-    /// Kept out of line so that the move list's stack space is not part of every recursive frame.
-    #[inline(never)]
+    /// remembered single live move) into a new window of `buf.children`, each with the bound
+    /// known for it, lowest bound first; returns the window's start.
     fn expand(&mut self, attacker: bool, single: Option<Move>) -> usize {
-        let mut list = MoveList::new();
+        let list = &mut self.buf.moves;
+        list.clear();
         match single {
             Some(m) => list.push(m),
-            None if attacker => movegen::checks(self.pos, &mut list),
-            None => movegen::evasions(self.pos, &mut list),
+            None if attacker => movegen::checks(self.pos, list),
+            None => movegen::evasions(self.pos, list),
         }
-        let start = self.scratch.len();
-        let mut keys = [0u128; movegen::MAX_MOVES];
-        for (i, &m) in list.iter().enumerate() {
-            keys[i] = self.pos.key_after(m);
-            self.tt.prefetch(keys[i]);
+        let start = self.buf.children.len();
+        // Start every child's table load first, so that the cache misses overlap.
+        for &mv in list.iter() {
+            let key = self.pos.key_after(mv);
+            self.tt.prefetch(key);
+            self.buf.children.push(Child {
+                key,
+                lb: 0,
+                conditional: false,
+                mv,
+            });
         }
-        for (i, &m) in list.iter().enumerate() {
-            let (lb, conditional) = match self.tt.probe(keys[i]) {
-                Some(p) => (p.lb, p.conditional),
-                None => (0, false),
-            };
-            self.scratch.push((lb, conditional, m));
+        for child in &mut self.buf.children[start..] {
+            if let Some(p) = self.tt.probe(child.key) {
+                child.lb = p.lb;
+                child.conditional = p.conditional;
+            }
         }
-        self.scratch[start..].sort_unstable_by_key(|&(lb, _, _)| lb);
+        self.buf.children[start..].sort_unstable_by_key(|c| c.lb);
         start
     }
 
@@ -215,7 +245,7 @@ impl<'a> Iteration<'a> {
             return self.attacker_frontier(key, single);
         }
         let start = self.expand(attacker, single);
-        let end = self.scratch.len();
+        let end = self.buf.children.len();
         if start == end {
             return if attacker {
                 self.tt.store_fact(key, NEVER, None);
@@ -228,7 +258,7 @@ impl<'a> Iteration<'a> {
         // check. With less left, only the mate test above mattered.
         let shortest = if attacker { 1 } else { 2 };
         if remaining < shortest {
-            self.scratch.truncate(start);
+            self.buf.children.truncate(start);
             return NodeResult::fact(shortest);
         }
         self.path.insert(key, ply);
@@ -238,8 +268,13 @@ impl<'a> Iteration<'a> {
         let mut live = 0u32;
         let mut live_move = Move::NULL;
         for i in start..end {
-            let (known, known_conditional, m) = self.scratch[i];
-            if let Some(at) = self.path.get(self.pos.key_after(m)) {
+            let Child {
+                key: child_key,
+                lb: known,
+                conditional: known_conditional,
+                mv: m,
+            } = self.buf.children[i];
+            if let Some(at) = self.path.get(child_key) {
                 rep = rep.min(at);
                 live += 1;
                 continue;
@@ -250,16 +285,16 @@ impl<'a> Iteration<'a> {
                 plus_one(known)
             } else {
                 self.pos.do_move(m);
-                self.line.push(m);
+                self.buf.line.push(m);
                 let child = self.node(ply + 1, !attacker);
                 if child.lb == 0 {
                     self.record_mate();
                 }
-                self.line.pop();
+                self.buf.line.pop();
                 self.pos.undo_move(m);
                 if self.abort.is_some() {
                     self.path.remove(key);
-                    self.scratch.truncate(start);
+                    self.buf.children.truncate(start);
                     return NodeResult::fact(shortest);
                 }
                 rep = rep.min(child.rep);
@@ -273,7 +308,7 @@ impl<'a> Iteration<'a> {
             }
         }
         self.path.remove(key);
-        self.scratch.truncate(start);
+        self.buf.children.truncate(start);
         if rep >= ply && !conditional {
             let single = (live == 1).then_some(live_move);
             self.tt.store_fact(key, lb, single);
@@ -289,27 +324,27 @@ impl<'a> Iteration<'a> {
 
     /// An attacker node with one ply left: only a check that mates at once matters, so the
     /// children are neither ordered nor looked up, just tested for mate.
-    #[inline(never)]
     fn attacker_frontier(&mut self, key: u128, single: Option<Move>) -> NodeResult {
-        let mut list = MoveList::new();
+        self.buf.moves.clear();
         match single {
-            Some(m) => list.push(m),
-            None => movegen::checks(self.pos, &mut list),
+            Some(m) => self.buf.moves.push(m),
+            None => movegen::checks(self.pos, &mut self.buf.moves),
         }
-        if list.is_empty() {
+        if self.buf.moves.is_empty() {
             self.tt.store_fact(key, NEVER, None);
             return NodeResult::fact(NEVER);
         }
         // A mated position is never on the path (path positions all had a move), so no
         // repetition test is needed here.
-        for &m in list.iter() {
+        for i in 0..self.buf.moves.len() {
+            let m = self.buf.moves[i];
             self.pos.do_move(m);
             self.nodes += 1;
             let mate = !movegen::has_evasion(self.pos);
             if mate {
-                self.line.push(m);
+                self.buf.line.push(m);
                 self.record_mate();
-                self.line.pop();
+                self.buf.line.pop();
             }
             self.pos.undo_move(m);
             if mate {
@@ -323,7 +358,7 @@ impl<'a> Iteration<'a> {
 
     /// The current line ends in mate: keep it and end the iteration.
     fn record_mate(&mut self) {
-        self.best = Some(self.line.clone());
+        self.best = Some(self.buf.line.clone());
         self.abort = Some(Abort::Found);
     }
 }

@@ -8,7 +8,7 @@ pub mod tt;
 
 use crate::shogi::movegen;
 use crate::shogi::{Move, Position};
-use helpmate::{Abort, Iteration};
+use helpmate::{Abort, Buffers, Iteration};
 use path::PathSet;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -77,6 +77,7 @@ pub enum SearchError {
 pub struct Solver {
     tt: TranspositionTable,
     path: PathSet,
+    buffers: Buffers,
 }
 
 /// First node budget of an iteration that deepens by more than 2 plies.
@@ -87,6 +88,7 @@ impl Solver {
         Ok(Solver {
             tt: TranspositionTable::new(hash_mb)?,
             path: PathSet::new(),
+            buffers: Buffers::new(),
         })
     }
 
@@ -206,6 +208,7 @@ impl Solver {
                 &mut pos,
                 &mut self.tt,
                 &mut self.path,
+                &mut self.buffers,
                 depth,
                 nodes,
                 budget,

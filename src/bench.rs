@@ -1,0 +1,110 @@
+//! `kyozume bench`: solves a fixed suite of helpmates and reports nodes, time and speed. This is
+//! how the engine's speed is measured (tests never time anything).
+
+use crate::search::{verify_helpmate, Limits, Outcome, Solver};
+use crate::shogi::Position;
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// The suite: problems copied from the shared reference data with their source column.
+const SUITE: &str = include_str!("../bench/suite.tsv");
+
+pub struct BenchProblem {
+    pub long: bool,
+    pub name: &'static str,
+    pub sfen: &'static str,
+    pub plies: u32,
+}
+
+pub fn suite() -> Vec<BenchProblem> {
+    SUITE
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("group\t") && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&'static str> = l.split('\t').collect();
+            BenchProblem {
+                long: f[0] == "long",
+                name: f[1],
+                sfen: f[2],
+                plies: f[3].parse().expect("plies in bench/suite.tsv"),
+            }
+        })
+        .collect()
+}
+
+pub struct BenchOptions {
+    pub long: bool,
+    pub hash_mb: usize,
+    pub time_limit: Option<Duration>,
+    /// Only problems whose name contains this.
+    pub filter: Option<String>,
+}
+
+/// Runs the suite, printing one line per problem and a total. Returns false if any answer was
+/// wrong (a different length than published, or a line that does not replay).
+pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool> {
+    let problems: Vec<BenchProblem> = suite()
+        .into_iter()
+        .filter(|p| p.long == options.long)
+        .filter(|p| {
+            options
+                .filter
+                .as_ref()
+                .is_none_or(|f| p.name.contains(f.as_str()))
+        })
+        .collect();
+    let mut solver = Solver::new(options.hash_mb).map_err(std::io::Error::other)?;
+    writeln!(
+        out,
+        "{:<40} {:>7} {:>7} {:>14} {:>10} {:>12}",
+        "problem", "plies", "found", "nodes", "time(s)", "nodes/s"
+    )?;
+    let stop = AtomicBool::new(false);
+    let (mut total_nodes, mut total_secs, mut solved, mut all_right) = (0u64, 0f64, 0, true);
+    for p in &problems {
+        let pos = Position::from_sfen(p.sfen).expect("bench SFEN parses");
+        // Each problem from a clean table, so that times do not depend on the order.
+        solver.clear();
+        let limits = Limits {
+            time: options.time_limit,
+            max_plies: None,
+        };
+        let r = solver
+            .solve(&pos, &limits, &stop, &mut |_| {})
+            .expect("bench problems have a defender king");
+        let secs = r.elapsed.as_secs_f64();
+        let found = match &r.outcome {
+            Outcome::Mate(line) => {
+                let ok = line.len() as u32 == p.plies && verify_helpmate(&pos, line).is_ok();
+                all_right &= ok;
+                solved += ok as usize;
+                format!("{}{}", line.len(), if ok { "" } else { " WRONG" })
+            }
+            Outcome::NoMate => {
+                all_right = false;
+                "nomate WRONG".to_string()
+            }
+            Outcome::Unknown { .. } => "-".to_string(),
+        };
+        total_nodes += r.nodes;
+        total_secs += secs;
+        writeln!(
+            out,
+            "{:<40} {:>7} {:>7} {:>14} {:>10.3} {:>12.0}",
+            p.name,
+            p.plies,
+            found,
+            r.nodes,
+            secs,
+            r.nodes as f64 / secs.max(1e-9)
+        )?;
+    }
+    writeln!(
+        out,
+        "total: solved {solved}/{} nodes {total_nodes} time {total_secs:.3} s nodes/s {:.0}",
+        problems.len(),
+        total_nodes as f64 / total_secs.max(1e-9)
+    )?;
+    Ok(all_right)
+}
