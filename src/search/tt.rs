@@ -129,7 +129,6 @@ impl TranspositionTable {
         trial.try_reserve_exact(n).map_err(|_| AllocError { mb })?;
         drop(trial);
         let clusters = vec![[0u64; WORDS_PER_CLUSTER]; n];
-        advise_huge_pages(&clusters);
         Ok(TranspositionTable {
             clusters,
             epoch: 1,
@@ -376,32 +375,6 @@ impl TranspositionTable {
         (used * 1000).checked_div(seen).unwrap_or(0)
     }
 }
-
-/// Asks Linux to back the table with 2 MB pages: every probe lands on a random cache line, and
-/// with 4 KB pages nearly every one also misses the TLB. Measured on `kyozume solve` of
-/// shichiro_1001 with a 1 GB table: see docs/design.md.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(clusters: &[Cluster]) {
-    const HUGE: usize = 2 << 20;
-    let start = clusters.as_ptr() as usize;
-    let end = start + std::mem::size_of_val(clusters);
-    let aligned_start = start.next_multiple_of(HUGE);
-    let aligned_end = end / HUGE * HUGE;
-    if aligned_end > aligned_start {
-        // SAFETY: the range lies inside memory this table owns; MADV_HUGEPAGE is advice only and
-        // changes neither contents nor validity of the mapping. Failure is harmless (ignored).
-        unsafe {
-            libc::madvise(
-                aligned_start as *mut libc::c_void,
-                aligned_end - aligned_start,
-                libc::MADV_HUGEPAGE,
-            );
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_clusters: &[Cluster]) {}
 
 /// Memory the system can still give, in MB, where it says so (Linux). Systems that overcommit
 /// would otherwise grant any size and kill the process once the table is used.
