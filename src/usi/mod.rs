@@ -267,6 +267,9 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 let result = solver.solve(&position, &limits, &shared.stop, &mut |p| {
                     out.line(&info_line(p))
                 });
+                // Idle again before the answer goes out: a GUI may send the next `go` as soon
+                // as it reads the `checkmate` line.
+                shared.searching.store(false, Ordering::SeqCst);
                 match result {
                     Ok(r) => report_result(out, &r),
                     Err(e) => {
@@ -274,7 +277,6 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                         out.line("checkmate nomate");
                     }
                 }
-                shared.searching.store(false, Ordering::SeqCst);
             }
         }
     }
