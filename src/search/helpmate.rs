@@ -21,7 +21,7 @@
 //!
 //! Bounds that depend on neither are facts at once. Facts stay valid in later searches.
 use super::path::PathSet;
-use super::tt::{TranspositionTable, NEVER};
+use super::tt::{Probe, TranspositionTable, NEVER};
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, Position};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +34,9 @@ pub(crate) const NO_REPETITION: u32 = u32::MAX;
 pub(crate) struct NodeResult {
     /// No helpmate from this node is shorter than this (plies); `NEVER` if none exists.
     pub lb: u32,
+    /// A bound that holds if the running iteration fails (at least `lb` when the result is
+    /// unconditional; possibly larger, as repetitions then count as their position's bound).
+    pub if_failed: u32,
     /// Lowest ply of a path position that a repetition cut below this node ran into.
     pub rep: u32,
     /// The bound relies on a conditional entry of the running iteration.
@@ -44,16 +47,18 @@ impl NodeResult {
     const fn fact(lb: u32) -> NodeResult {
         NodeResult {
             lb,
+            if_failed: lb,
             rep: NO_REPETITION,
             conditional: false,
         }
     }
 
-    fn known(lb: u32, conditional: bool) -> NodeResult {
+    fn known(p: &Probe) -> NodeResult {
         NodeResult {
-            lb,
+            lb: p.lb,
+            if_failed: p.if_failed,
             rep: NO_REPETITION,
-            conditional,
+            conditional: p.conditional,
         }
     }
 }
@@ -86,7 +91,9 @@ pub(crate) struct Child {
     key: u128,
     /// Bound known for the child (0 when unknown).
     lb: u32,
-    /// That bound holds only if the running iteration fails.
+    /// Bound for the child that holds if the running iteration fails.
+    if_failed: u32,
+    /// `lb` holds only if the running iteration fails.
     conditional: bool,
     mv: Move,
 }
@@ -206,6 +213,7 @@ impl<'a> Iteration<'a> {
             self.buf.children.push(Child {
                 key,
                 lb: 0,
+                if_failed: 0,
                 conditional: false,
                 mv,
             });
@@ -213,6 +221,7 @@ impl<'a> Iteration<'a> {
         for child in &mut self.buf.children[start..] {
             if let Some(p) = self.tt.probe(child.key) {
                 child.lb = p.lb;
+                child.if_failed = p.if_failed;
                 child.conditional = p.conditional;
             }
         }
@@ -234,7 +243,7 @@ impl<'a> Iteration<'a> {
         let probe = self.tt.probe(key);
         if let Some(p) = probe {
             if p.lb > remaining {
-                return NodeResult::known(p.lb, p.conditional);
+                return NodeResult::known(&p);
             }
         }
         let single = probe.and_then(|p| p.single);
@@ -263,6 +272,7 @@ impl<'a> Iteration<'a> {
         }
         self.path.insert(key, ply);
         let mut lb = NEVER;
+        let mut if_failed = NEVER;
         let mut rep = NO_REPETITION;
         let mut conditional = false;
         let mut live = 0u32;
@@ -271,17 +281,22 @@ impl<'a> Iteration<'a> {
             let Child {
                 key: child_key,
                 lb: known,
+                if_failed: known_if_failed,
                 conditional: known_conditional,
                 mv: m,
             } = self.buf.children[i];
             if let Some(at) = self.path.get(child_key) {
+                // Once the iteration has failed, the repeated position (reached at ply `at`)
+                // has no mate within `limit - at`.
                 rep = rep.min(at);
+                if_failed = if_failed.min(self.limit + 3 - at);
                 live += 1;
                 continue;
             }
             let via = if plus_one(known) > remaining {
                 // The known bound already rules this move out.
                 conditional |= known_conditional;
+                if_failed = if_failed.min(plus_one(known_if_failed));
                 plus_one(known)
             } else {
                 self.pos.do_move(m);
@@ -299,6 +314,7 @@ impl<'a> Iteration<'a> {
                 }
                 rep = rep.min(child.rep);
                 conditional |= child.conditional;
+                if_failed = if_failed.min(plus_one(child.if_failed));
                 plus_one(child.lb)
             };
             lb = lb.min(via);
@@ -312,11 +328,15 @@ impl<'a> Iteration<'a> {
         if rep >= ply && !conditional {
             let single = (live == 1).then_some(live_move);
             self.tt.store_fact(key, lb, single);
-        } else {
-            self.tt.store_conditional(key, remaining + 2);
+            return NodeResult::fact(lb);
         }
+        // Inside this iteration the position may be pruned only when met again at this ply or
+        // deeper (bound `remaining + 2`); once the iteration fails, `if_failed` holds.
+        let if_failed = if_failed.max(remaining + 2);
+        self.tt.store_conditional(key, remaining + 2, if_failed);
         NodeResult {
             lb,
+            if_failed,
             rep,
             conditional,
         }

@@ -226,7 +226,7 @@ impl Solver {
                 None => {
                     // The iteration failed: its conditional bounds are facts now.
                     self.tt.iteration_failed();
-                    lower_bound = lower_bound.max(result.lb).max(depth + 2);
+                    lower_bound = lower_bound.max(result.if_failed).max(depth + 2);
                     let cheap = last_cost > 0 && cost < last_cost.saturating_mul(3) / 2;
                     step = if cheap { (step * 2).min(1 << 14) } else { 2 };
                     last_cost = cost;

@@ -6,10 +6,10 @@
 //!
 //! Two kinds of bound are kept:
 //! * a **fact** holds for the position whatever the path to it; it stays valid forever;
-//! * a **conditional** bound, written by deepening iteration `i`, holds if iteration `i` proves
-//!   that the root has no helpmate within its limit (see `helpmate.rs` for why). Until then it
-//!   may only be used inside iteration `i`; once `i` fails it is a fact; if `i` is cut short or
-//!   finds a mate, it is void.
+//! * a **conditional** entry, written by deepening iteration `i`, holds two bounds: one usable
+//!   inside iteration `i`, and a larger one that holds once iteration `i` has proved that the root
+//!   has no helpmate within its limit (see `helpmate.rs` for why both are sound). Once `i` fails
+//!   the larger one is a fact; if `i` is cut short or finds a mate, the entry is void.
 //!
 //! Iterations are numbered per *epoch* (8 bits) and within it (16 bits). An epoch is a run of
 //! iterations that all failed except possibly the last, so one number per epoch — the last failed
@@ -39,6 +39,8 @@ const FLAG_CONDITIONAL: u8 = 2;
 pub struct Probe {
     /// No helpmate from this position is shorter than `lb` plies (`NEVER`: none at all).
     pub lb: u32,
+    /// A bound that holds if the current iteration fails (equal to `lb` for facts).
+    pub if_failed: u32,
     /// The only live move, if the position is known to have exactly one.
     pub single: Option<Move>,
     /// The bound holds only if the current iteration fails.
@@ -56,18 +58,29 @@ pub struct AllocError {
 type Cluster = [u64; WORDS_PER_CLUSTER];
 
 /// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (8) | iteration (16).
+/// A conditional entry keeps its if-failed bound where a fact keeps its move.
 #[derive(Clone, Copy)]
 struct Data(u64);
 
+fn encode_bound(lb: u32) -> u16 {
+    if lb == NEVER {
+        NEVER_STORED
+    } else {
+        lb.min(MAX_FINITE) as u16
+    }
+}
+
+fn decode_bound(v: u16) -> u32 {
+    match v {
+        NEVER_STORED => NEVER,
+        v => v as u32,
+    }
+}
+
 impl Data {
     fn new(lb: u32, mv: Move, epoch: u8, flags: u8, iteration: u16) -> Data {
-        let lb = if lb == NEVER {
-            NEVER_STORED
-        } else {
-            lb.min(MAX_FINITE) as u16
-        };
         Data(
-            lb as u64
+            encode_bound(lb) as u64
                 | (mv.raw() as u64) << 16
                 | (epoch as u64) << 32
                 | (flags as u64) << 40
@@ -75,10 +88,30 @@ impl Data {
         )
     }
 
+    fn conditional(lb: u32, if_failed: u32, epoch: u8, iteration: u16) -> Data {
+        let packed = Move::from_raw(encode_bound(if_failed));
+        Data::new(lb, packed, epoch, FLAG_CONDITIONAL, iteration)
+    }
+
     fn lb(self) -> u32 {
-        match self.0 as u16 {
-            NEVER_STORED => NEVER,
-            v => v as u32,
+        decode_bound(self.0 as u16)
+    }
+
+    fn is_conditional(self) -> bool {
+        self.flags() & FLAG_CONDITIONAL != 0
+    }
+
+    /// For a conditional entry: the bound that holds once its iteration has failed.
+    fn if_failed(self) -> u32 {
+        decode_bound((self.0 >> 16) as u16)
+    }
+
+    /// The bound to use given how far the entry is trusted.
+    fn bound(self, trust: Trust) -> u32 {
+        if trust == Trust::Fact && self.is_conditional() {
+            self.if_failed().max(self.lb())
+        } else {
+            self.lb()
         }
     }
 
@@ -183,12 +216,12 @@ impl TranspositionTable {
         for i in 0..self.clusters.len() {
             for e in 0..ENTRIES_PER_CLUSTER {
                 let data = Data(self.clusters[i][2 * e + 1]);
-                if self.clusters[i][2 * e] == 0 || data.flags() & FLAG_CONDITIONAL == 0 {
+                if self.clusters[i][2 * e] == 0 || !data.is_conditional() {
                     continue;
                 }
                 if self.trust(data) == Trust::Fact {
-                    let flags = data.flags() & !FLAG_CONDITIONAL;
-                    self.clusters[i][2 * e + 1] = Data::new(data.lb(), data.mv(), 0, flags, 0).0;
+                    let lb = data.bound(Trust::Fact);
+                    self.clusters[i][2 * e + 1] = Data::new(lb, Move::NULL, 0, 0, 0).0;
                 } else {
                     self.clusters[i][2 * e] = 0;
                     self.clusters[i][2 * e + 1] = 0;
@@ -200,8 +233,8 @@ impl TranspositionTable {
 
     #[inline]
     fn trust(&self, data: Data) -> Trust {
-        let conditional = data.flags() & FLAG_CONDITIONAL != 0;
-        if !conditional || data.iteration() <= self.failed_through[data.epoch() as usize] {
+        if !data.is_conditional() || data.iteration() <= self.failed_through[data.epoch() as usize]
+        {
             Trust::Fact
         } else if data.epoch() == self.epoch && data.iteration() == self.iteration {
             Trust::Current
@@ -246,16 +279,22 @@ impl TranspositionTable {
         for i in 0..ENTRIES_PER_CLUSTER {
             if cluster[2 * i] == check {
                 let data = Data(cluster[2 * i + 1]);
-                let conditional = match self.trust(data) {
-                    Trust::Fact => false,
-                    Trust::Current => true,
-                    Trust::Void => return None,
+                let trust = self.trust(data);
+                return match trust {
+                    Trust::Void => None,
+                    Trust::Fact => Some(Probe {
+                        lb: data.bound(trust),
+                        if_failed: data.bound(trust),
+                        single: (data.flags() & FLAG_SINGLE != 0).then(|| data.mv()),
+                        conditional: false,
+                    }),
+                    Trust::Current => Some(Probe {
+                        lb: data.lb(),
+                        if_failed: data.if_failed(),
+                        single: None,
+                        conditional: true,
+                    }),
                 };
-                return Some(Probe {
-                    lb: data.lb(),
-                    single: (data.flags() & FLAG_SINGLE != 0).then(|| data.mv()),
-                    conditional,
-                });
             }
         }
         None
@@ -269,7 +308,8 @@ impl TranspositionTable {
             None => (Move::NULL, 0),
         };
         if let Some((slot, old)) = self.find(key) {
-            let (lb, mv, flags) = match self.trust(old) {
+            let trust = self.trust(old);
+            let (lb, mv, flags) = match trust {
                 Trust::Void => (lb, mv, flags),
                 Trust::Fact => {
                     let keep_single = flags == 0 && old.flags() & FLAG_SINGLE != 0;
@@ -278,7 +318,7 @@ impl TranspositionTable {
                     } else {
                         (mv, flags)
                     };
-                    (max_bound(lb, old.lb()), mv, flags)
+                    (max_bound(lb, old.bound(trust)), mv, flags)
                 }
                 // A stronger bound of the running iteration is worth more than a weaker fact.
                 Trust::Current if old.lb() != NEVER && (lb == NEVER || lb >= old.lb()) => {
@@ -293,21 +333,28 @@ impl TranspositionTable {
         }
     }
 
-    /// Records a bound that holds if the current iteration fails.
-    pub fn store_conditional(&mut self, key: u128, lb: u32) {
-        let data = Data::new(lb, Move::NULL, self.epoch, FLAG_CONDITIONAL, self.iteration);
-        if let Some((slot, old)) = self.find(key) {
-            let keep_old = match self.trust(old) {
-                Trust::Void => false,
-                _ => max_bound(old.lb(), lb) == old.lb(),
-            };
-            if !keep_old {
-                self.write(key, slot, data);
+    /// Records bounds that depend on the current iteration: `lb` for use inside it, and
+    /// `if_failed` (at least `lb`) that holds once it has failed. Known bounds are folded in.
+    pub fn store_conditional(&mut self, key: u128, lb: u32, if_failed: u32) {
+        let (slot, lb, if_failed) = match self.find(key) {
+            Some((slot, old)) => {
+                let trust = self.trust(old);
+                match trust {
+                    Trust::Void => (slot, lb, if_failed),
+                    Trust::Fact => {
+                        let fact = old.bound(trust);
+                        if fact >= if_failed {
+                            return; // the fact says as much already
+                        }
+                        (slot, lb.max(fact), if_failed)
+                    }
+                    Trust::Current => (slot, lb.max(old.lb()), if_failed.max(old.if_failed())),
+                }
             }
-        } else {
-            let slot = self.victim(key);
-            self.write(key, slot, data);
-        }
+            None => (self.victim(key), lb, if_failed),
+        };
+        let data = Data::conditional(lb, if_failed, self.epoch, self.iteration);
+        self.write(key, slot, data);
     }
 
     /// Slot index (cluster * 4 + entry) and data of `key`'s entry, if present.
@@ -424,20 +471,24 @@ mod tests {
         let mut tt = TranspositionTable::new(1).unwrap();
         tt.new_epoch();
         tt.begin_iteration();
-        tt.store_conditional(KEY, 9);
-        assert!(tt.probe(KEY).unwrap().conditional);
-        // Failed iteration: the bound becomes a fact.
+        tt.store_conditional(KEY, 9, 15);
+        let p = tt.probe(KEY).unwrap();
+        assert_eq!((p.lb, p.if_failed, p.conditional), (9, 15, true));
+        // Failed iteration: the if-failed bound becomes a fact.
         tt.iteration_failed();
         tt.begin_iteration();
         let p = tt.probe(KEY).unwrap();
-        assert_eq!((p.lb, p.conditional), (9, false));
+        assert_eq!((p.lb, p.conditional), (15, false));
+        // A fact that says as much already is kept.
+        tt.store_conditional(KEY, 11, 13);
+        assert!(!tt.probe(KEY).unwrap().conditional);
         // An iteration that does not fail voids its conditional bounds.
-        tt.store_conditional(OTHER, 13);
+        tt.store_conditional(OTHER, 13, 13);
         assert!(tt.probe(OTHER).is_some());
         tt.new_epoch();
         tt.begin_iteration();
         assert_eq!(tt.probe(OTHER), None);
-        assert_eq!(tt.probe(KEY).unwrap().lb, 9);
+        assert_eq!(tt.probe(KEY).unwrap().lb, 15);
     }
 
     #[test]
@@ -445,15 +496,15 @@ mod tests {
         let mut tt = TranspositionTable::new(1).unwrap();
         tt.new_epoch();
         tt.begin_iteration();
-        tt.store_conditional(KEY, 21);
+        tt.store_conditional(KEY, 21, 25);
         tt.iteration_failed();
         tt.begin_iteration();
-        tt.store_conditional(OTHER, 23);
+        tt.store_conditional(OTHER, 23, 23);
         for _ in 0..600 {
             tt.new_epoch();
             tt.begin_iteration();
         }
-        assert_eq!(tt.probe(KEY).unwrap().lb, 21);
+        assert_eq!(tt.probe(KEY).unwrap().lb, 25);
         assert!(!tt.probe(KEY).unwrap().conditional);
         assert_eq!(tt.probe(OTHER), None);
     }
