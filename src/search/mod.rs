@@ -80,8 +80,10 @@ pub struct Solver {
     buffers: Buffers,
 }
 
-/// First node budget of an iteration that deepens by more than 2 plies.
-const MIN_BUDGET: u64 = 1 << 20;
+/// Smallest node budget of an iteration that deepens by more than 2 plies.
+const MIN_BUDGET: u64 = 1 << 16;
+/// Largest deepening step (plies).
+const MAX_STEP: u32 = 1 << 12;
 
 impl Solver {
     pub fn new(hash_mb: usize) -> Result<Solver, AllocError> {
@@ -162,7 +164,7 @@ impl Solver {
         let mut lower_bound = self.tt.probe(pos.key()).map_or(1, |p| p.lb.max(1));
         let mut best: Option<Vec<Move>> = None;
         let mut step = 2u32;
-        let mut last_cost = 0u64;
+        let mut cost_per_ply = u64::MAX;
         let mut last_report = Instant::now();
         loop {
             if let Some(line) = &best {
@@ -188,8 +190,10 @@ impl Solver {
             if let Some(line) = &best {
                 depth = depth.min(line.len() as u32 - 2);
             }
+            // A step beyond 2 may cost at most twice the last iteration's nodes per ply gained.
+            let gain = (depth + 2 - lower_bound) as u64;
             let budget = if depth > lower_bound {
-                nodes + MIN_BUDGET.max(last_cost.saturating_mul(4))
+                nodes + MIN_BUDGET.max(cost_per_ply.saturating_mul(2 * gain))
             } else {
                 u64::MAX
             };
@@ -226,10 +230,18 @@ impl Solver {
                 None => {
                     // The iteration failed: its conditional bounds are facts now.
                     self.tt.iteration_failed();
-                    lower_bound = lower_bound.max(result.if_failed).max(depth + 2);
-                    let cheap = last_cost > 0 && cost < last_cost.saturating_mul(3) / 2;
-                    step = if cheap { (step * 2).min(1 << 14) } else { 2 };
-                    last_cost = cost;
+                    let new_bound = lower_bound.max(result.if_failed).max(depth + 2);
+                    // Nodes spent per ply of proven bound: deepen in bigger steps while that
+                    // falls (re-walking a long line dominates), in smaller ones when it rises
+                    // (a growing frontier dominates).
+                    let per_ply = cost / u64::from(new_bound - lower_bound).max(1);
+                    step = if per_ply <= cost_per_ply {
+                        (step * 2).min(MAX_STEP)
+                    } else {
+                        (step / 2).max(2)
+                    };
+                    cost_per_ply = per_ply;
+                    lower_bound = new_bound;
                 }
                 Some(reason) => {
                     // Whatever the reason, this iteration did not fail: void its conditional
@@ -246,10 +258,7 @@ impl Solver {
                             });
                             return finish(Outcome::Unknown { lower_bound }, nodes);
                         }
-                        Abort::Budget => {
-                            step = 2;
-                            last_cost = cost;
-                        }
+                        Abort::Budget => step = 2,
                         Abort::Found => {
                             let line = found.expect("a found mate has a line");
                             debug_assert!(line.len() % 2 == 1 && line.len() as u32 <= depth);
