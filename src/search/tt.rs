@@ -53,8 +53,7 @@ pub struct AllocError {
     pub mb: usize,
 }
 
-/// One cache line of entries. A plain `u64` array, so that a zeroed table comes straight from
-/// the allocator's zeroed pages (no time spent writing gigabytes of zeros at start-up).
+/// One cache line of entries.
 type Cluster = [u64; WORDS_PER_CLUSTER];
 
 /// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (8) | iteration (16).
@@ -157,11 +156,11 @@ impl TranspositionTable {
             return Err(AllocError { mb });
         }
         let n = (mb.saturating_mul(1024 * 1024) / CLUSTER_BYTES).max(1);
-        // Ask first, so that a refusal is an error rather than an abort in `vec!`.
-        let mut trial: Vec<Cluster> = Vec::new();
-        trial.try_reserve_exact(n).map_err(|_| AllocError { mb })?;
-        drop(trial);
-        let clusters = vec![[0u64; WORDS_PER_CLUSTER]; n];
+        let mut clusters: Vec<Cluster> = Vec::new();
+        clusters.try_reserve_exact(n).map_err(|_| AllocError { mb })?;
+        // Writing the zeros now takes the page faults at allocation (engine start, `isready`)
+        // instead of during the first search, where they would slow it several times over.
+        clusters.resize(n, [0; WORDS_PER_CLUSTER]);
         Ok(TranspositionTable {
             clusters,
             epoch: 1,
