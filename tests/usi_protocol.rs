@@ -52,6 +52,7 @@ fn handshake_declares_options() {
 #[test]
 fn stop_then_go_again_gives_the_right_answer() {
     let mut e = Engine::start();
+    e.sync();
     let sfen = sfen_of(SLOW);
     e.send(&format!("position sfen {sfen}"));
     e.send("go mate infinite");
@@ -79,6 +80,8 @@ fn stop_then_go_again_gives_the_right_answer() {
 #[test]
 fn a_time_limit_ends_in_timeout_promptly() {
     let mut e = Engine::start();
+    // As a GUI does: `isready` first, which returns once the table is allocated.
+    e.sync();
     let start = Instant::now();
     let (lines, last) = e.go_mate(&sfen_of(HARD), "200", Duration::from_secs(5));
     assert_eq!(last, "checkmate timeout");
@@ -97,6 +100,7 @@ fn a_time_limit_ends_in_timeout_promptly() {
 #[test]
 fn isready_during_a_search_does_not_end_it_and_info_lines_flow() {
     let mut e = Engine::start();
+    e.sync();
     e.send(&format!("position sfen {}", sfen_of(HARD)));
     e.send("go mate 2500");
     std::thread::sleep(Duration::from_millis(300));
@@ -128,6 +132,7 @@ fn isready_during_a_search_does_not_end_it_and_info_lines_flow() {
 #[test]
 fn quit_during_a_search_is_prompt() {
     let mut e = Engine::start();
+    e.sync();
     e.send(&format!("position sfen {}", sfen_of(HARD)));
     e.send("go mate infinite");
     std::thread::sleep(Duration::from_millis(200));

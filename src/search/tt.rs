@@ -157,7 +157,9 @@ impl TranspositionTable {
         }
         let n = (mb.saturating_mul(1024 * 1024) / CLUSTER_BYTES).max(1);
         let mut clusters: Vec<Cluster> = Vec::new();
-        clusters.try_reserve_exact(n).map_err(|_| AllocError { mb })?;
+        clusters
+            .try_reserve_exact(n)
+            .map_err(|_| AllocError { mb })?;
         // Writing the zeros now takes the page faults at allocation (engine start, `isready`)
         // instead of during the first search, where they would slow it several times over.
         clusters.resize(n, [0; WORDS_PER_CLUSTER]);
