@@ -69,6 +69,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
         let limits = Limits {
             time: options.time_limit,
             max_plies: None,
+            ..Default::default()
         };
         let r = solver
             .solve(&pos, &limits, &stop, &mut |_| {})

@@ -131,6 +131,7 @@ fn run_solve(sfen: &str, hash: usize, time_limit: Option<f64>) -> ExitCode {
     let limits = Limits {
         time: time_limit.map(std::time::Duration::from_secs_f64),
         max_plies: None,
+        ..Default::default()
     };
     let result = with_search_stack(|| {
         let mut solver = Solver::new(hash).expect("hash");

@@ -2,6 +2,7 @@
 //! a transposition table of proven lower bounds. Knows nothing of text I/O: progress goes to a
 //! callback, the answer is returned as a value.
 
+mod bfs;
 mod helpmate;
 pub mod path;
 pub mod tt;
@@ -19,13 +20,25 @@ pub use tt::{AllocError, TranspositionTable, NEVER};
 /// run to tens of thousands of plies.
 pub const SEARCH_STACK_BYTES: usize = 1 << 30;
 
-/// What to stop at, besides an external stop flag.
+/// What to stop at, besides an external stop flag, and how to search.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
     /// Wall-clock limit for the whole search.
     pub time: Option<Duration>,
     /// Do not look for mates longer than this many plies.
     pub max_plies: Option<u32>,
+    pub strategy: Strategy,
+}
+
+/// Which searches to use. Both give the same answers; `Auto` is the fastest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Iterative deepening for short lengths, then a breadth-first pass within the memory
+    /// budget, then iterative deepening again if that runs out.
+    #[default]
+    Auto,
+    /// Iterative deepening only.
+    Deepening,
 }
 
 /// Progress report, sent after each deepening iteration and at least once a second.
@@ -82,6 +95,8 @@ pub struct Solver {
 
 /// Smallest node budget of an iteration that deepens by more than 2 plies.
 const MIN_BUDGET: u64 = 1 << 16;
+/// From this proven length on, a breadth-first pass is tried before deepening further.
+const BFS_FROM_PLIES: u32 = 9;
 /// Largest deepening step (plies).
 const MAX_STEP: u32 = 1 << 12;
 
@@ -156,17 +171,61 @@ impl Solver {
             })
         };
 
-        // The deepening schedule: odd limits, 2 plies apart while each iteration costs clearly
-        // more than the last; when iterations cost about the same (a long forced line being
-        // re-walked), the step doubles, bounded by a node budget that falls back to small steps.
-        // A mate found beyond the proven lower bound is kept as an upper bound, and the search
-        // goes on below it until the bounds meet.
+        // Short problems: iterative deepening. Past `BFS_FROM_PLIES`, a breadth-first search
+        // within a memory budget (one pass over the positions instead of one per iteration);
+        // if the budget runs out, deepening resumes from the bound it proved.
+        //
+        // The deepening schedule: odd limits; the step grows while the nodes spent per ply of
+        // proven bound fall (a long line being re-walked) and shrinks when they rise, bounded
+        // by a node budget that falls back to small steps. A mate found beyond the proven lower
+        // bound is kept as an upper bound, and the search goes on below it until the bounds meet.
         let mut lower_bound = self.tt.probe(pos.key()).map_or(1, |p| p.lb.max(1));
         let mut best: Option<Vec<Move>> = None;
         let mut step = 2u32;
         let mut cost_per_ply = u64::MAX;
         let mut last_report = Instant::now();
+        let mut breadth_first_tried = false;
         loop {
+            if !breadth_first_tried
+                && limits.strategy == Strategy::Auto
+                && lower_bound >= BFS_FROM_PLIES
+                && lower_bound != NEVER
+            {
+                breadth_first_tried = true;
+                let bfs_limits = bfs::BfsLimits {
+                    budget_bytes: self.tt.size_mb() << 20,
+                    max_plies,
+                    stop,
+                    deadline,
+                };
+                let tt = &self.tt;
+                let mut on_progress = |lb: u32, n: u64| {
+                    progress(&Progress {
+                        depth: lb,
+                        lower_bound: lb,
+                        nodes: n,
+                        elapsed: start.elapsed(),
+                        hashfull: tt.hashfull(),
+                    })
+                };
+                match bfs::search(&pos, &bfs_limits, &mut nodes, &mut on_progress) {
+                    bfs::BfsOutcome::Mate(line) => {
+                        let len = line.len() as u32;
+                        on_progress(len, nodes);
+                        return finish(Outcome::Mate(line), nodes);
+                    }
+                    bfs::BfsOutcome::NoMate => return finish(Outcome::NoMate, nodes),
+                    bfs::BfsOutcome::GaveUp {
+                        lower_bound: proven,
+                        reason,
+                    } => {
+                        lower_bound = lower_bound.max(proven);
+                        if reason != bfs::GiveUp::Memory {
+                            return finish(Outcome::Unknown { lower_bound }, nodes);
+                        }
+                    }
+                }
+            }
             if let Some(line) = &best {
                 if line.len() as u32 <= lower_bound {
                     let len = line.len() as u32;

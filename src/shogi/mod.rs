@@ -12,6 +12,6 @@ mod zobrist;
 
 pub use bitboard::Bitboard;
 pub use movegen::MoveList;
-pub use position::Position;
+pub use position::{PackedPosition, Position};
 pub use sfen::{MoveError, SfenError, STARTPOS_SFEN};
 pub use types::{Color, Hand, Move, Piece, PieceType, Square};

@@ -42,6 +42,16 @@ pub struct CheckInfo {
     pub squares: [Bitboard; PieceType::NUM],
 }
 
+/// A position in 96 bytes (board, hands, side to move), for keeping many of them, as the
+/// breadth-first search does. The move number is not kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PackedPosition {
+    /// `Piece::index()` per square, 0 for empty.
+    board: [u8; 81],
+    hands: [[u8; 7]; 2],
+    side: u8,
+}
+
 impl Position {
     /// An empty board, Black to move, move number 1.
     pub fn empty() -> Position {
@@ -194,6 +204,52 @@ impl Position {
     pub(crate) fn finish_setup(&mut self) {
         self.checkers = self.compute_checkers();
         self.history.clear();
+    }
+
+    pub fn pack(&self) -> PackedPosition {
+        let mut board = [0u8; 81];
+        for (cell, piece) in board.iter_mut().zip(self.board.iter()) {
+            *cell = piece.map_or(0, |p| p.index() as u8);
+        }
+        let mut hands = [[0u8; 7]; 2];
+        for color in Color::ALL {
+            for (i, kind) in PieceType::HAND.iter().enumerate() {
+                hands[color.index()][i] = self.hands[color.index()].count(*kind);
+            }
+        }
+        PackedPosition {
+            board,
+            hands,
+            side: self.side as u8,
+        }
+    }
+
+    /// Overwrites this position with `packed` (which came from `pack`), keeping allocations.
+    pub fn unpack_from(&mut self, packed: &PackedPosition) {
+        self.board = [None; 81];
+        self.by_color = [Bitboard::EMPTY; 2];
+        self.by_kind = [Bitboard::EMPTY; PieceType::NUM];
+        self.hands = [Hand::default(); 2];
+        self.kings = [None; 2];
+        self.key = 0;
+        self.side = Color::Black;
+        for (i, &code) in packed.board.iter().enumerate() {
+            if let Some(piece) = Piece::from_index(code) {
+                self.put_piece(Square::from_index(i as u8), piece);
+            }
+        }
+        for color in Color::ALL {
+            for (i, kind) in PieceType::HAND.iter().enumerate() {
+                self.set_hand(color, *kind, packed.hands[color.index()][i]);
+            }
+        }
+        let side = if packed.side == 0 {
+            Color::Black
+        } else {
+            Color::White
+        };
+        self.set_side_and_number(side, 1);
+        self.finish_setup();
     }
 
     /// The key computed from scratch (for verifying the incremental key).

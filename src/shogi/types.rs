@@ -312,6 +312,18 @@ impl PieceType {
 pub struct Piece(NonZeroU8);
 
 impl Piece {
+    /// The piece with dense index `i` (see [`Piece::index`]), if any.
+    #[inline]
+    pub fn from_index(i: u8) -> Option<Piece> {
+        let kind = PieceType::from_index(i & 15)?;
+        let color = match i >> 4 {
+            0 => Color::Black,
+            1 => Color::White,
+            _ => return None,
+        };
+        Some(Piece::new(color, kind))
+    }
+
     #[inline]
     pub const fn new(color: Color, kind: PieceType) -> Piece {
         match NonZeroU8::new(kind as u8 | (color as u8) << 4) {

@@ -218,6 +218,7 @@ impl Session {
                 MateTime::Millis(ms) => Some(Duration::from_millis(ms)),
             },
             max_plies: None,
+            ..Default::default()
         };
         // Cleared here, not on the search thread, so that a `stop` sent right after `go` is
         // never lost.
