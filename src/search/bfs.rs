@@ -44,62 +44,83 @@ struct Link {
 const LINK_BYTES: usize = std::mem::size_of::<Link>();
 const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
 
-/// An insert-only set of 128-bit keys (open addressing, linear probing). Zero marks an empty
-/// slot; the one key that is zero is tracked on the side.
+/// An insert-only set of 128-bit keys: 256 open-addressing tables (linear probing) chosen by the
+/// key's top byte, each doubling on its own, so growing never needs twice the whole set. Zero
+/// marks an empty slot; the one key that is zero is tracked on the side.
 struct KeySet {
-    slots: Vec<u128>,
-    len: usize,
+    shards: Vec<Vec<u128>>,
+    lens: Vec<usize>,
     has_zero: bool,
+    bytes: usize,
 }
 
 impl KeySet {
-    fn with_capacity_pow2(n: usize) -> KeySet {
+    const SHARDS: usize = 256;
+
+    fn new() -> KeySet {
         KeySet {
-            slots: vec![0; n],
-            len: 0,
+            shards: vec![vec![0; 64]; Self::SHARDS],
+            lens: vec![0; Self::SHARDS],
             has_zero: false,
+            bytes: Self::SHARDS * 64 * 16,
         }
     }
 
     fn bytes(&self) -> usize {
-        self.slots.len() * 16
+        self.bytes
     }
 
-    /// Inserts `key`; false if it was already there.
+    /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass
+    /// `budget` bytes for the whole set.
     #[inline]
-    fn insert(&mut self, key: u128) -> bool {
+    fn insert(&mut self, key: u128, budget: usize) -> Result<bool, ()> {
         if key == 0 {
-            return !std::mem::replace(&mut self.has_zero, true);
+            return Ok(!std::mem::replace(&mut self.has_zero, true));
         }
-        let mask = self.slots.len() - 1;
+        let shard = (key >> 120) as usize;
+        if (self.lens[shard] + 1) * 10 > self.shards[shard].len() * 7 {
+            let size = self.shards[shard].len();
+            if self.bytes + 2 * size * 16 > budget {
+                return Err(());
+            }
+            self.grow(shard);
+        }
+        let table = &mut self.shards[shard];
+        let mask = table.len() - 1;
         let mut i = key as usize & mask;
         loop {
-            match self.slots[i] {
+            match table[i] {
                 0 => {
-                    self.slots[i] = key;
-                    self.len += 1;
-                    return true;
+                    table[i] = key;
+                    self.lens[shard] += 1;
+                    return Ok(true);
                 }
-                k if k == key => return false,
+                k if k == key => return Ok(false),
                 _ => i = (i + 1) & mask,
             }
         }
     }
 
-    /// True when the load calls for a bigger table.
-    fn crowded(&self) -> bool {
-        self.len * 10 > self.slots.len() * 7
+    /// Starts loading the slot where `key` would go.
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        let table = &self.shards[(key >> 120) as usize];
+        super::prefetch(&table[key as usize & (table.len() - 1)]);
     }
 
-    fn grown(&self) -> KeySet {
-        let mut bigger = KeySet::with_capacity_pow2(self.slots.len() * 2);
-        bigger.has_zero = self.has_zero;
-        for &k in &self.slots {
-            if k != 0 {
-                bigger.insert(k);
+    fn grow(&mut self, shard: usize) {
+        let old = std::mem::take(&mut self.shards[shard]);
+        let mut table = vec![0u128; old.len() * 2];
+        let mask = table.len() - 1;
+        for k in old.iter().copied().filter(|&k| k != 0) {
+            let mut i = k as usize & mask;
+            while table[i] != 0 {
+                i = (i + 1) & mask;
             }
+            table[i] = k;
         }
-        bigger
+        self.bytes += old.len() * 16;
+        self.shards[shard] = table;
     }
 }
 
@@ -120,13 +141,17 @@ pub(crate) fn search(
     progress: &mut dyn FnMut(u32, u64),
 ) -> BfsOutcome {
     let mut pos = root.clone();
-    let mut seen = KeySet::with_capacity_pow2(1 << 16);
-    seen.insert(root.key());
+    // Only attacker positions are recorded: a defender position met twice costs one more
+    // evasion generation, which is cheaper than remembering every one of them.
+    let mut seen = KeySet::new();
+    let unlimited = usize::MAX;
+    let _ = seen.insert(root.key(), unlimited);
     let mut level: Vec<PackedPosition> = vec![root.pack()];
     let mut links: Vec<Vec<Link>> = vec![Vec::new()];
     let mut link_bytes = 0usize;
     let mut checks = MoveList::new();
     let mut evasions = MoveList::new();
+    let mut keys: Vec<u128> = Vec::with_capacity(movegen::MAX_MOVES);
     let mut next_poll = *nodes + 4096;
     let mut last_report = Instant::now();
     for depth in 0u32.. {
@@ -139,6 +164,10 @@ pub(crate) fn search(
                 reason: GiveUp::MaxPlies,
             };
         }
+        let give_up = |reason| BfsOutcome::GaveUp {
+            lower_bound,
+            reason,
+        };
         let mut next: Vec<PackedPosition> = Vec::new();
         let mut next_links: Vec<Link> = Vec::new();
         for (index, packed) in level.iter().enumerate() {
@@ -148,41 +177,42 @@ pub(crate) fn search(
             for &check in checks.iter() {
                 pos.do_move(check);
                 *nodes += 1;
-                if seen.insert(pos.key()) {
-                    evasions.clear();
-                    movegen::evasions(&pos, &mut evasions);
-                    if evasions.is_empty() {
-                        let mut line = rebuild(&links, depth as usize, index as u32);
-                        line.push(check);
-                        return BfsOutcome::Mate(line);
-                    }
-                    for &evasion in evasions.iter() {
-                        pos.do_move(evasion);
-                        *nodes += 1;
-                        if seen.insert(pos.key()) {
+                evasions.clear();
+                movegen::evasions(&pos, &mut evasions);
+                if evasions.is_empty() {
+                    let mut line = rebuild(&links, depth as usize, index as u32);
+                    line.push(check);
+                    return BfsOutcome::Mate(line);
+                }
+                let others = link_bytes
+                    + (level.len() + next.len()) * PACKED_BYTES
+                    + next_links.len() * LINK_BYTES;
+                let seen_budget = limits.budget_bytes.saturating_sub(others);
+                // Keys first (their slots prefetched together); only new positions are played.
+                keys.clear();
+                for &evasion in evasions.iter() {
+                    let key = pos.key_after(evasion);
+                    seen.prefetch(key);
+                    keys.push(key);
+                }
+                *nodes += evasions.len() as u64;
+                for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
+                    match seen.insert(key, seen_budget) {
+                        Ok(true) => {
+                            pos.do_move(evasion);
                             next.push(pos.pack());
+                            pos.undo_move(evasion);
                             next_links.push(Link {
                                 parent: index as u32,
                                 check,
                                 evasion,
                             });
                         }
-                        pos.undo_move(evasion);
+                        Ok(false) => {}
+                        Err(()) => return give_up(GiveUp::Memory),
                     }
                 }
                 pos.undo_move(check);
-                if seen.crowded() {
-                    let used = link_bytes
-                        + (level.len() + next.len()) * PACKED_BYTES
-                        + next_links.len() * LINK_BYTES;
-                    if used + 3 * seen.bytes() > limits.budget_bytes {
-                        return BfsOutcome::GaveUp {
-                            lower_bound,
-                            reason: GiveUp::Memory,
-                        };
-                    }
-                    seen = seen.grown();
-                }
             }
             if *nodes >= next_poll {
                 next_poll = *nodes + 4096;
@@ -191,26 +221,17 @@ pub(crate) fn search(
                     last_report = Instant::now();
                 }
                 if limits.stop.load(Ordering::Relaxed) {
-                    return BfsOutcome::GaveUp {
-                        lower_bound,
-                        reason: GiveUp::Aborted(Abort::Stopped),
-                    };
+                    return give_up(GiveUp::Aborted(Abort::Stopped));
                 }
                 if limits.deadline.is_some_and(|d| Instant::now() >= d) {
-                    return BfsOutcome::GaveUp {
-                        lower_bound,
-                        reason: GiveUp::Aborted(Abort::Timeout),
-                    };
+                    return give_up(GiveUp::Aborted(Abort::Timeout));
                 }
                 let used = link_bytes
                     + seen.bytes()
                     + (level.len() + next.len()) * PACKED_BYTES
                     + next_links.len() * LINK_BYTES;
                 if used > limits.budget_bytes {
-                    return BfsOutcome::GaveUp {
-                        lower_bound,
-                        reason: GiveUp::Memory,
-                    };
+                    return give_up(GiveUp::Memory);
                 }
             }
         }

@@ -260,17 +260,7 @@ impl TranspositionTable {
     /// a node overlap their cache misses instead of paying for them one after another.
     #[inline]
     pub fn prefetch(&self, key: u128) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let ptr = self.clusters[self.cluster_index(key)].as_ptr() as *const i8;
-            // SAFETY: prefetching is only a hint; it never faults and reads nothing the program
-            // can observe. It is `unsafe` solely because it is a target-feature intrinsic (SSE,
-            // always present on x86_64).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        super::prefetch(&self.clusters[self.cluster_index(key)]);
     }
 
     #[inline]
