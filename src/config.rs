@@ -11,6 +11,7 @@ use thiserror::Error;
 pub const DEFAULT_HASH_MB: usize = 256;
 pub const MAX_HASH_MB: usize = 1 << 20;
 pub const MAX_THREADS: usize = 256;
+pub const MAX_SOLUTION_LIMIT: usize = 1000;
 
 /// Engine option defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -22,6 +23,9 @@ pub struct EngineConfig {
     /// Search threads (declared for GUIs; the search uses one).
     #[serde(rename = "Threads")]
     pub threads: usize,
+    /// Shortest solutions to count: 1 = no uniqueness check (fastest), 2 = "is it unique?".
+    #[serde(rename = "SolutionLimit")]
+    pub solution_limit: usize,
 }
 
 impl Default for EngineConfig {
@@ -29,6 +33,7 @@ impl Default for EngineConfig {
         EngineConfig {
             hash_mb: DEFAULT_HASH_MB,
             threads: 1,
+            solution_limit: 2,
         }
     }
 }
@@ -82,6 +87,7 @@ impl EngineConfig {
         };
         check("USI_Hash", c.hash_mb, 1, MAX_HASH_MB)?;
         check("Threads", c.threads, 1, MAX_THREADS)?;
+        check("SolutionLimit", c.solution_limit, 1, MAX_SOLUTION_LIMIT)?;
         Ok(c)
     }
 

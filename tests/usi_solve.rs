@@ -23,6 +23,53 @@ fn parse_line(pos: &Position, moves: &[&str]) -> Vec<kyozume::shogi::Move> {
         .collect()
 }
 
+/// With the default SolutionLimit of 2: a problem published as unique says so, one with two or
+/// more solutions says `solutions 2` and prints one alternative that replays as a helpmate of
+/// the same length, different from the main line.
+fn check_solution_lines(p: &Helpmate, root: &Position, lines: &[String]) -> Result<(), String> {
+    let verdict = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("info string solutions "))
+        .ok_or_else(|| format!("{}: no solutions line", p.name))?;
+    let alts: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("info string alt "))
+        .collect();
+    let expected = match p.solutions.as_str() {
+        "1" => "1 unique",
+        "2" | "2+" => "2",
+        _ => return Ok(()), // not counted by the source
+    };
+    if verdict != expected {
+        return Err(format!(
+            "{}: solutions '{verdict}', expected '{expected}'",
+            p.name
+        ));
+    }
+    let want_alts = if expected == "2" { 1 } else { 0 };
+    if alts.len() != want_alts {
+        return Err(format!("{}: {} alternatives printed", p.name, alts.len()));
+    }
+    for alt in alts {
+        let moves: Vec<&str> = alt.split_whitespace().collect();
+        let line = parse_line(root, &moves);
+        if line.len() as u32 != p.plies {
+            return Err(format!("{}: alternative of {} plies", p.name, line.len()));
+        }
+        verify_helpmate(root, &line).map_err(|e| format!("{}: alternative: {e}", p.name))?;
+        let main = lines
+            .last()
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>();
+        if moves == main {
+            return Err(format!("{}: the alternative repeats the main line", p.name));
+        }
+    }
+    Ok(())
+}
+
 fn solve_all(problems: &[&Helpmate]) -> Vec<String> {
     let mut failures = Vec::new();
     let mut engine = Engine::start();
@@ -46,6 +93,9 @@ fn solve_all(problems: &[&Helpmate]) -> Vec<String> {
         let line = parse_line(&root, &moves);
         if let Err(e) = verify_helpmate(&root, &line) {
             failures.push(format!("{}: returned line is not a helpmate: {e}", p.name));
+        }
+        if let Err(e) = check_solution_lines(p, &root, &lines) {
+            failures.push(e);
         }
         // The final info line announces the mate with its principal variation.
         let info = &lines[lines.len() - 2];
@@ -89,6 +139,25 @@ fn published_helpmates_up_to_120_plies_are_solved_exactly() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn exactly_two_solutions_are_counted_exactly() {
+    // With a limit of 3, a problem published with exactly two solutions must count 2, not more.
+    let mut engine = Engine::start();
+    engine.send("setoption name SolutionLimit value 3");
+    let rows = helpmates();
+    let exact: Vec<&Helpmate> = rows.iter().filter(|p| p.solutions == "2").collect();
+    assert!(!exact.is_empty());
+    for p in exact {
+        let (lines, _) = engine.go_mate(&p.sfen, "infinite", Duration::from_secs(60));
+        assert!(
+            lines.iter().any(|l| l == "info string solutions 2"),
+            "{}: {lines:?}",
+            p.name
+        );
+    }
+    engine.quit();
 }
 
 #[test]

@@ -7,22 +7,29 @@
 //! position a link to its parent for rebuilding the line. The first level that contains a mate
 //! gives the shortest one. Memory is bounded by a budget; past it the search gives up (reporting
 //! the bound it proved) and the caller goes on with iterative deepening.
+//!
+//! Counting solutions: every shortest mating line passes each of its positions at that
+//! position's distance from the root (otherwise a shorter mate would exist), so the shortest
+//! lines are exactly the paths through the level graph. With counting on, every edge into a
+//! position of the next level is kept (not only the first), each position carries the number of
+//! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
+//! from the mating edges towards the root.
 
 use super::helpmate::Abort;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub(crate) enum BfsOutcome {
-    Mate(Vec<Move>),
+    /// Shortest mating lines: the first found, then others up to the cap; `count` is the
+    /// number of shortest lines, capped.
+    Mate { lines: Vec<Vec<Move>>, count: u32 },
     /// The reachable positions ran out without a mate.
     NoMate,
     /// Gave up: memory budget, stop or time limit. No helpmate is shorter than `lower_bound`.
-    GaveUp {
-        lower_bound: u32,
-        reason: GiveUp,
-    },
+    GaveUp { lower_bound: u32, reason: GiveUp },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +133,8 @@ impl KeySet {
 
 pub(crate) struct BfsLimits<'a> {
     pub budget_bytes: usize,
+    /// Count shortest lines up to this many (1: find one only).
+    pub solution_cap: u32,
     pub max_plies: u32,
     pub stop: &'a AtomicBool,
     pub deadline: Option<Instant>,
@@ -140,18 +149,20 @@ pub(crate) fn search(
     nodes: &mut u64,
     progress: &mut dyn FnMut(u32, u64),
 ) -> BfsOutcome {
+    let cap = limits.solution_cap.max(1);
+    let counting = cap > 1;
     let mut pos = root.clone();
     // Only attacker positions are recorded: a defender position met twice costs one more
     // evasion generation, which is cheaper than remembering every one of them.
     let mut seen = KeySet::new();
-    let unlimited = usize::MAX;
-    let _ = seen.insert(root.key(), unlimited);
+    let _ = seen.insert(root.key(), usize::MAX);
     let mut level: Vec<PackedPosition> = vec![root.pack()];
-    let mut links: Vec<Vec<Link>> = vec![Vec::new()];
-    let mut link_bytes = 0usize;
+    let mut counts: Vec<u32> = vec![1];
+    let mut graph = LevelGraph::default();
     let mut checks = MoveList::new();
     let mut evasions = MoveList::new();
     let mut keys: Vec<u128> = Vec::with_capacity(movegen::MAX_MOVES);
+    let mut next_index: HashMap<u128, u32> = HashMap::new();
     let mut next_poll = *nodes + 4096;
     let mut last_report = Instant::now();
     for depth in 0u32.. {
@@ -169,7 +180,12 @@ pub(crate) fn search(
             reason,
         };
         let mut next: Vec<PackedPosition> = Vec::new();
-        let mut next_links: Vec<Link> = Vec::new();
+        let mut next_counts: Vec<u32> = Vec::new();
+        let mut edges = LevelEdges::default();
+        next_index.clear();
+        // Mating edges of this level: (parent index, check).
+        let mut mates: Vec<(u32, Move)> = Vec::new();
+        let mut mate_count = 0u32;
         for (index, packed) in level.iter().enumerate() {
             pos.unpack_from(packed);
             checks.clear();
@@ -180,13 +196,23 @@ pub(crate) fn search(
                 evasions.clear();
                 movegen::evasions(&pos, &mut evasions);
                 if evasions.is_empty() {
-                    let mut line = rebuild(&links, depth as usize, index as u32);
-                    line.push(check);
-                    return BfsOutcome::Mate(line);
+                    mates.push((index as u32, check));
+                    mate_count = mate_count.saturating_add(counts[index]).min(cap);
+                    pos.undo_move(check);
+                    if !counting {
+                        break;
+                    }
+                    continue;
                 }
-                let others = link_bytes
+                if !mates.is_empty() {
+                    // The mate level: only mates matter now.
+                    pos.undo_move(check);
+                    continue;
+                }
+                let others = graph.bytes()
+                    + edges.bytes()
                     + (level.len() + next.len()) * PACKED_BYTES
-                    + next_links.len() * LINK_BYTES;
+                    + next_index.len() * 32;
                 let seen_budget = limits.budget_bytes.saturating_sub(others);
                 // Keys first (their slots prefetched together); only new positions are played.
                 keys.clear();
@@ -197,22 +223,38 @@ pub(crate) fn search(
                 }
                 *nodes += evasions.len() as u64;
                 for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
+                    let link = Link {
+                        parent: index as u32,
+                        check,
+                        evasion,
+                    };
                     match seen.insert(key, seen_budget) {
                         Ok(true) => {
                             pos.do_move(evasion);
                             next.push(pos.pack());
                             pos.undo_move(evasion);
-                            next_links.push(Link {
-                                parent: index as u32,
-                                check,
-                                evasion,
-                            });
+                            edges.first.push(link);
+                            if counting {
+                                next_index.insert(key, next_counts.len() as u32);
+                                next_counts.push(counts[index]);
+                            }
+                        }
+                        Ok(false) if counting => {
+                            // Another shortest way into a position of the next level?
+                            if let Some(&child) = next_index.get(&key) {
+                                edges.extra.push((child, link));
+                                let c = &mut next_counts[child as usize];
+                                *c = c.saturating_add(counts[index]).min(cap);
+                            }
                         }
                         Ok(false) => {}
                         Err(()) => return give_up(GiveUp::Memory),
                     }
                 }
                 pos.undo_move(check);
+            }
+            if !mates.is_empty() && !counting {
+                break;
             }
             if *nodes >= next_poll {
                 next_poll = *nodes + 4096;
@@ -226,21 +268,31 @@ pub(crate) fn search(
                 if limits.deadline.is_some_and(|d| Instant::now() >= d) {
                     return give_up(GiveUp::Aborted(Abort::Timeout));
                 }
-                let used = link_bytes
+                let used = graph.bytes()
+                    + edges.bytes()
                     + seen.bytes()
                     + (level.len() + next.len()) * PACKED_BYTES
-                    + next_links.len() * LINK_BYTES;
+                    + next_index.len() * 32;
                 if used > limits.budget_bytes {
                     return give_up(GiveUp::Memory);
                 }
             }
         }
+        if !mates.is_empty() {
+            let lines = graph.lines(&mates, cap as usize);
+            let count = if counting { mate_count } else { 1 };
+            return BfsOutcome::Mate { lines, count };
+        }
         if next.is_empty() {
             return BfsOutcome::NoMate;
         }
-        link_bytes += next_links.len() * LINK_BYTES;
-        links.push(next_links);
+        graph.push(edges);
         level = next;
+        counts = if counting {
+            next_counts
+        } else {
+            vec![1; level.len()]
+        };
         if last_report.elapsed() >= Duration::from_millis(100) {
             progress(lower_bound + 2, *nodes);
             last_report = Instant::now();
@@ -249,15 +301,90 @@ pub(crate) fn search(
     unreachable!("levels are unbounded")
 }
 
-/// The moves from the root to position `index` of level `depth`.
-fn rebuild(links: &[Vec<Link>], depth: usize, mut index: u32) -> Vec<Move> {
-    let mut reversed = Vec::with_capacity(2 * depth + 1);
-    for d in (1..=depth).rev() {
-        let link = links[d][index as usize];
-        reversed.push(link.evasion);
-        reversed.push(link.check);
-        index = link.parent;
+/// The edges from one level into the next: the first way into each new position (indexed like
+/// the next level) and, when counting, every further way into one of them.
+#[derive(Default)]
+struct LevelEdges {
+    first: Vec<Link>,
+    extra: Vec<(u32, Link)>,
+}
+
+impl LevelEdges {
+    fn bytes(&self) -> usize {
+        self.first.len() * LINK_BYTES + self.extra.len() * (LINK_BYTES + 4)
     }
-    reversed.reverse();
-    reversed
+}
+
+/// All levels' edges, for reading mating lines back to the root.
+#[derive(Default)]
+struct LevelGraph {
+    /// `levels[k]` holds the edges into level `k + 1`.
+    levels: Vec<LevelEdges>,
+    bytes: usize,
+}
+
+impl LevelGraph {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn push(&mut self, mut edges: LevelEdges) {
+        // Sorted by child, so that lines can find every edge into a position.
+        edges.extra.sort_unstable_by_key(|&(child, _)| child);
+        self.bytes += edges.bytes();
+        self.levels.push(edges);
+    }
+
+    /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
+    fn edges_into(&self, depth: usize, index: u32) -> impl Iterator<Item = Link> + '_ {
+        let edges = &self.levels[depth - 1];
+        let start = edges.extra.partition_point(|&(child, _)| child < index);
+        let others = edges.extra[start..]
+            .iter()
+            .take_while(move |&&(child, _)| child == index)
+            .map(|&(_, link)| link);
+        std::iter::once(edges.first[index as usize]).chain(others)
+    }
+
+    /// Up to `cap` mating lines, in the order their last moves were found.
+    fn lines(&self, mates: &[(u32, Move)], cap: usize) -> Vec<Vec<Move>> {
+        let depth = self.levels.len();
+        let mut lines = Vec::new();
+        let mut suffix = Vec::with_capacity(2 * depth + 1);
+        for &(parent, check) in mates {
+            suffix.clear();
+            suffix.push(check);
+            self.walk_back(depth, parent, &mut suffix, &mut lines, cap);
+            if lines.len() >= cap {
+                break;
+            }
+        }
+        lines
+    }
+
+    /// Extends the reversed `suffix` from position `index` of level `depth` back to the root in
+    /// every way, adding complete lines until there are `cap`.
+    fn walk_back(
+        &self,
+        depth: usize,
+        index: u32,
+        suffix: &mut Vec<Move>,
+        lines: &mut Vec<Vec<Move>>,
+        cap: usize,
+    ) {
+        if depth == 0 {
+            lines.push(suffix.iter().rev().copied().collect());
+            return;
+        }
+        for link in self.edges_into(depth, index) {
+            if lines.len() >= cap {
+                return;
+            }
+            suffix.push(link.evasion);
+            suffix.push(link.check);
+            self.walk_back(depth - 1, link.parent, suffix, lines, cap);
+            suffix.pop();
+            suffix.pop();
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! callback, the answer is returned as a value.
 
 mod bfs;
+mod count;
 mod helpmate;
 pub mod path;
 pub mod tt;
@@ -28,6 +29,8 @@ pub struct Limits {
     /// Do not look for mates longer than this many plies.
     pub max_plies: Option<u32>,
     pub strategy: Strategy,
+    /// Count shortest solutions up to this many (0 or 1: do not count).
+    pub solution_limit: usize,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -73,9 +76,34 @@ pub enum Outcome {
     },
 }
 
+/// The shortest solutions counted after the length was found (when asked for).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solutions {
+    /// How many shortest lines exist, up to the limit asked for.
+    pub count: usize,
+    /// The first `count` lines found (the first is the answer given).
+    pub lines: Vec<Vec<Move>>,
+    /// False when the count was cut short by `stop` or the time limit (then `count` is only a
+    /// lower bound).
+    pub complete: bool,
+}
+
+impl Solutions {
+    /// Exactly one shortest line (known only when complete).
+    pub fn unique(&self) -> Option<bool> {
+        match (self.complete, self.count) {
+            (_, n) if n >= 2 => Some(false),
+            (true, 1) => Some(true),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SearchResult {
     pub outcome: Outcome,
+    /// Present when `Limits::solution_limit` > 1 and a mate was found.
+    pub solutions: Option<Solutions>,
     pub nodes: u64,
     pub elapsed: Duration,
 }
@@ -163,9 +191,11 @@ impl Solver {
         let mut pos = root.clone();
         let mut nodes = 0u64;
         let hashfull = |tt: &TranspositionTable| tt.hashfull();
-        let finish = |outcome, nodes| {
+        let cap = limits.solution_limit;
+        let finish = |outcome, solutions, nodes| {
             Ok(SearchResult {
                 outcome,
+                solutions,
                 nodes,
                 elapsed: start.elapsed(),
             })
@@ -194,6 +224,7 @@ impl Solver {
                 breadth_first_tried = true;
                 let bfs_limits = bfs::BfsLimits {
                     budget_bytes: self.tt.size_mb() << 20,
+                    solution_cap: cap.max(1) as u32,
                     max_plies,
                     stop,
                     deadline,
@@ -209,19 +240,24 @@ impl Solver {
                     })
                 };
                 match bfs::search(&pos, &bfs_limits, &mut nodes, &mut on_progress) {
-                    bfs::BfsOutcome::Mate(line) => {
-                        let len = line.len() as u32;
-                        on_progress(len, nodes);
-                        return finish(Outcome::Mate(line), nodes);
+                    bfs::BfsOutcome::Mate { lines, count } => {
+                        let line = lines[0].clone();
+                        on_progress(line.len() as u32, nodes);
+                        let solutions = (cap > 1).then_some(Solutions {
+                            count: count as usize,
+                            lines,
+                            complete: true,
+                        });
+                        return finish(Outcome::Mate(line), solutions, nodes);
                     }
-                    bfs::BfsOutcome::NoMate => return finish(Outcome::NoMate, nodes),
+                    bfs::BfsOutcome::NoMate => return finish(Outcome::NoMate, None, nodes),
                     bfs::BfsOutcome::GaveUp {
                         lower_bound: proven,
                         reason,
                     } => {
                         lower_bound = lower_bound.max(proven);
                         if reason != bfs::GiveUp::Memory {
-                            return finish(Outcome::Unknown { lower_bound }, nodes);
+                            return finish(Outcome::Unknown { lower_bound }, None, nodes);
                         }
                     }
                 }
@@ -236,14 +272,33 @@ impl Solver {
                         elapsed: start.elapsed(),
                         hashfull: hashfull(&self.tt),
                     });
-                    return finish(Outcome::Mate(line.clone()), nodes);
+                    let line = line.clone();
+                    let solutions = (cap > 1).then(|| {
+                        let mut counter = count::Counter::new(
+                            &mut pos,
+                            &mut self.tt,
+                            &mut self.path,
+                            cap,
+                            nodes,
+                            stop,
+                            deadline,
+                        );
+                        counter.count(0, len);
+                        nodes = counter.nodes;
+                        Solutions {
+                            count: counter.lines.len(),
+                            complete: counter.abort.is_none(),
+                            lines: counter.lines,
+                        }
+                    });
+                    return finish(Outcome::Mate(line), solutions, nodes);
                 }
             }
             if lower_bound == NEVER {
-                return finish(Outcome::NoMate, nodes);
+                return finish(Outcome::NoMate, None, nodes);
             }
             if lower_bound > max_plies {
-                return finish(Outcome::Unknown { lower_bound }, nodes);
+                return finish(Outcome::Unknown { lower_bound }, None, nodes);
             }
             let mut depth = odd_at_least(lower_bound + step - 2).min(odd_at_most(max_plies));
             if let Some(line) = &best {
@@ -315,7 +370,7 @@ impl Solver {
                                 elapsed: start.elapsed(),
                                 hashfull: hashfull(&self.tt),
                             });
-                            return finish(Outcome::Unknown { lower_bound }, nodes);
+                            return finish(Outcome::Unknown { lower_bound }, None, nodes);
                         }
                         Abort::Budget => step = 2,
                         Abort::Found => {

@@ -5,7 +5,7 @@ pub mod command;
 pub mod options;
 
 use crate::config::EngineConfig;
-use crate::search::{self, Limits, Outcome, Progress, SearchResult, Solver, NEVER};
+use crate::search::{self, Limits, Outcome, Progress, SearchResult, Solutions, Solver, NEVER};
 use crate::shogi::{Move, Position};
 use command::{Command, MateTime, PositionBase};
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -193,6 +193,7 @@ impl Session {
                 let _ = self.jobs.send(Job::Resize(mb));
             }
             Ok(OptionChange::Threads(n)) => self.config.threads = n,
+            Ok(OptionChange::SolutionLimit(n)) => self.config.solution_limit = n,
             Ok(OptionChange::ClearHash) => {
                 let _ = self.jobs.send(Job::Clear);
             }
@@ -218,6 +219,7 @@ impl Session {
                 MateTime::Millis(ms) => Some(Duration::from_millis(ms)),
             },
             max_plies: None,
+            solution_limit: self.config.solution_limit,
             ..Default::default()
         };
         // Cleared here, not on the search thread, so that a `stop` sent right after `go` is
@@ -301,12 +303,31 @@ fn moves_text(line: &[Move]) -> String {
         .join(" ")
 }
 
+/// `info string solutions ...` and one `info string alt ...` per further solution.
+fn solution_lines(s: &Solutions) -> Vec<String> {
+    let verdict = match s.unique() {
+        Some(true) => "solutions 1 unique".to_string(),
+        _ if s.complete => format!("solutions {}", s.count),
+        _ => format!("solutions {} (counting stopped early)", s.count),
+    };
+    let mut lines = vec![format!("info string {verdict}")];
+    for alt in s.lines.iter().skip(1) {
+        lines.push(format!("info string alt {}", moves_text(alt)));
+    }
+    lines
+}
+
 fn report_result(out: &Output, r: &SearchResult) {
     let ms = r.elapsed.as_millis() as u64;
     let nps = r.nodes.saturating_mul(1000) / ms.max(1);
     match &r.outcome {
         Outcome::Mate(line) => {
             let moves = moves_text(line);
+            if let Some(s) = &r.solutions {
+                for l in solution_lines(s) {
+                    out.line(&l);
+                }
+            }
             out.line(&format!(
                 "info depth {0} seldepth {0} nodes {1} nps {nps} time {ms} score mate {0} pv {moves}",
                 line.len(),

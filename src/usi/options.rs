@@ -1,6 +1,6 @@
 //! The engine's USI options: declaration (`usi`) and validation (`setoption`).
 
-use crate::config::{EngineConfig, MAX_HASH_MB, MAX_THREADS};
+use crate::config::{EngineConfig, MAX_HASH_MB, MAX_SOLUTION_LIMIT, MAX_THREADS};
 use thiserror::Error;
 
 /// A validated option change.
@@ -8,6 +8,7 @@ use thiserror::Error;
 pub enum OptionChange {
     HashMb(usize),
     Threads(usize),
+    SolutionLimit(usize),
     ClearHash,
     /// A GUI-standard option this engine has no use for (accepted silently).
     Ignored,
@@ -38,6 +39,10 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
         format!(
             "option name Threads type spin default {} min 1 max {MAX_THREADS}",
             config.threads
+        ),
+        format!(
+            "option name SolutionLimit type spin default {} min 1 max {MAX_SOLUTION_LIMIT}",
+            config.solution_limit
         ),
         "option name ClearHash type button".to_string(),
     ]
@@ -70,6 +75,9 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
     match lower.as_str() {
         "usi_hash" | "hash" => spin("USI_Hash", value, 1, MAX_HASH_MB).map(OptionChange::HashMb),
         "threads" => spin("Threads", value, 1, MAX_THREADS).map(OptionChange::Threads),
+        "solutionlimit" => {
+            spin("SolutionLimit", value, 1, MAX_SOLUTION_LIMIT).map(OptionChange::SolutionLimit)
+        }
         "clearhash" | "clear hash" => Ok(OptionChange::ClearHash),
         _ if lower.starts_with("usi_") => Ok(OptionChange::Ignored),
         _ => Err(OptionError::Unknown(name.chars().take(40).collect())),
