@@ -227,12 +227,18 @@ pub enum JapaneseError {
     },
 }
 
-/// Puts a move text into the form this module writes: full-width digits, 龍, 玉, no spaces.
+/// Puts a move text into the form this module writes: full-width file digit and kanji rank
+/// (`46` and `４６` become `４六`), 龍, 玉, no spaces.
 fn normalize(text: &str) -> String {
-    text.chars()
+    let digit = |c: char| match c {
+        '1'..='9' => Some((c as u8 - b'1') as usize),
+        '１'..='９' => Some((c as u32 - '１' as u32) as usize),
+        _ => None,
+    };
+    let chars: Vec<char> = text
+        .chars()
         .filter(|c| !c.is_whitespace() && *c != '　')
         .map(|c| match c {
-            '1'..='9' => FILE_DIGITS[(c as u8 - b'1') as usize],
             '竜' => '龍',
             '王' => '玉',
             '☗' => '▲',
@@ -240,7 +246,27 @@ fn normalize(text: &str) -> String {
             '▽' => '△',
             other => other,
         })
-        .collect()
+        .collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match (digit(chars[i]), chars.get(i + 1).and_then(|&c| digit(c))) {
+            (Some(f), Some(r)) => {
+                out.push(FILE_DIGITS[f]);
+                out.push(RANK_KANJI[r]);
+                i += 2;
+            }
+            (Some(f), None) => {
+                out.push(FILE_DIGITS[f]);
+                i += 1;
+            }
+            _ => {
+                out.push(chars[i]);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Reads one move written in Japanese in `pos`; `previous` is the last move's destination.

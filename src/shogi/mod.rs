@@ -4,6 +4,7 @@ pub mod attacks;
 pub mod bitboard;
 pub mod display;
 pub mod japanese;
+pub mod kif;
 pub mod movegen;
 pub mod perft;
 pub mod position;
