@@ -3,6 +3,7 @@
 //! * [`shogi`]: the rules — position, notation, move generation;
 //! * [`search`]: the helpmate search and its transposition table;
 //! * [`usi`]: the protocol front end;
+//! * [`workbench`]: `kyozume solve` — problem formats, reports, batches;
 //! * [`config`]: default option values from `engine.toml`.
 
 pub mod bench;
@@ -10,3 +11,4 @@ pub mod config;
 pub mod search;
 pub mod shogi;
 pub mod usi;
+pub mod workbench;

@@ -1,16 +1,18 @@
 //! The `kyozume` binary: with no arguments a USI engine, otherwise a command-line tool.
 
 use clap::{Parser, Subcommand};
+use kyozume::config::EngineConfig;
 use kyozume::shogi::perft::{divide, perft};
 use kyozume::shogi::Position;
+use kyozume::workbench::{self, input::Format, SolveOptions};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(
     name = "kyozume",
     version,
-    about = "Shogi helpmate (協力詰) solver and USI engine"
+    about = "Shogi helpmate (協力詰) solver and USI engine. Without a command: the USI engine."
 )]
 struct Cli {
     /// Read default option values from this file instead of engine.toml.
@@ -22,6 +24,49 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Solve helpmates: shortest length, uniqueness, the solution in Japanese and USI.
+    ///
+    /// Exit status: 0 solved, 1 no helpmate (proven), 2 bad input, 3 not solved within the
+    /// limits; with --batch: 0 done, 130 interrupted by Ctrl-C.
+    Solve {
+        /// The problem: an SFEN, a `position ...` string, or a file holding an SFEN, a BOD
+        /// diagram or a KIF file (UTF-8 or Shift_JIS); `-` or nothing reads stdin.
+        input: Option<String>,
+        /// Input format (default: detected from the text).
+        #[arg(long, value_enum, default_value = "auto")]
+        format: Format,
+        /// Give up a problem after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        time_limit: Option<f64>,
+        /// Transposition table size in MB (default: USI_Hash from engine.toml).
+        #[arg(long, value_name = "MB")]
+        hash: Option<usize>,
+        /// Count shortest solutions up to N; 1 skips the uniqueness check (default:
+        /// SolutionLimit from engine.toml).
+        #[arg(long, value_name = "N")]
+        solutions: Option<usize>,
+        /// One JSON object per problem, one line each.
+        #[arg(long)]
+        json: bool,
+        /// Solve every problem in FILE (one a line: SFEN, or name<TAB>SFEN).
+        #[arg(long, value_name = "FILE", conflicts_with = "input")]
+        batch: Option<String>,
+    },
+    /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
+    Bench {
+        /// The long problems (1,000+ plies) instead of the default short and medium ones.
+        #[arg(long)]
+        long: bool,
+        /// Transposition table size in MB (the breadth-first pass may use as much again).
+        #[arg(long, default_value_t = 1024)]
+        hash: usize,
+        /// Give up a problem after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        time_limit: Option<f64>,
+        /// Only problems whose name contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+    },
     /// Count the leaf nodes of the legal-move tree (move generator test and benchmark).
     Perft {
         /// Depth in plies.
@@ -36,52 +81,68 @@ enum Command {
         #[arg(long)]
         no_bulk: bool,
     },
-    /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
-    Bench {
-        /// The long problems (1,000+ plies) instead of the default short and medium ones.
-        #[arg(long)]
-        long: bool,
-        /// Transposition table size in MB.
-        #[arg(long, default_value_t = 1024)]
-        hash: usize,
-        /// Give up a problem after this many seconds.
-        #[arg(long, value_name = "SECONDS")]
-        time_limit: Option<f64>,
-        /// Only problems whose name contains this text.
-        #[arg(long)]
-        filter: Option<String>,
-    },
-    /// Solve one helpmate given as SFEN.
-    Solve {
-        sfen: String,
-        #[arg(long, default_value_t = 256)]
-        hash: usize,
-        #[arg(long)]
-        time_limit: Option<f64>,
-    },
+}
+
+fn load_config(cli: &Cli) -> Result<EngineConfig, ExitCode> {
+    EngineConfig::load(cli.config.as_deref()).map_err(|e| {
+        eprintln!("kyozume: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn seconds(value: Option<f64>, what: &str) -> Result<Option<Duration>, ExitCode> {
+    match value {
+        Some(t) if !(t > 0.0 && t.is_finite()) => {
+            eprintln!("kyozume {what}: --time-limit must be a positive number of seconds");
+            Err(ExitCode::from(2))
+        }
+        t => Ok(t.map(Duration::from_secs_f64)),
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    match run(&cli) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
+    match &cli.command {
         None => {
-            let config = match kyozume::config::EngineConfig::load(cli.config.as_deref()) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("kyozume: {e}");
-                    return ExitCode::from(2);
-                }
-            };
+            let config = load_config(cli)?;
             let stdin = std::io::stdin();
             let status = kyozume::usi::run(config, stdin.lock(), kyozume::usi::Output::stdout());
-            ExitCode::from(status as u8)
+            Ok(ExitCode::from(status as u8))
         }
-        Some(Command::Perft {
-            depth,
-            sfen,
-            divide: per_move,
-            no_bulk,
-        }) => run_perft(depth, sfen.as_deref(), per_move, !no_bulk),
+        Some(Command::Solve {
+            input,
+            format,
+            time_limit,
+            hash,
+            solutions,
+            json,
+            batch,
+        }) => {
+            let config = load_config(cli)?;
+            let options = SolveOptions {
+                time_limit: seconds(*time_limit, "solve")?,
+                hash_mb: hash.unwrap_or(config.hash_mb).max(1),
+                solutions: solutions.unwrap_or(config.solution_limit).max(1),
+                json: *json,
+                format: *format,
+            };
+            if let Some(file) = batch {
+                return Ok(ExitCode::from(workbench::batch::run(file, &options)));
+            }
+            match workbench::read_input(input.as_deref()) {
+                Ok(text) => Ok(ExitCode::from(workbench::solve_one(&text, &options))),
+                Err(e) => {
+                    eprintln!("kyozume solve: cannot read the input: {e}");
+                    Err(ExitCode::from(workbench::exit::BAD_INPUT))
+                }
+            }
+        }
         Some(Command::Bench {
             long,
             hash,
@@ -89,94 +150,47 @@ fn main() -> ExitCode {
             filter,
         }) => {
             let options = kyozume::bench::BenchOptions {
-                long,
-                hash_mb: hash,
-                time_limit: time_limit.map(std::time::Duration::from_secs_f64),
-                filter,
+                long: *long,
+                hash_mb: *hash,
+                time_limit: seconds(*time_limit, "bench")?,
+                filter: filter.clone(),
             };
             let result = kyozume::search::with_search_stack(|| {
                 kyozume::bench::run(&options, &mut std::io::stdout())
             });
             match result {
-                Ok(true) => ExitCode::SUCCESS,
+                Ok(true) => Ok(ExitCode::SUCCESS),
                 Ok(false) => {
                     eprintln!("kyozume bench: some answers were wrong");
-                    ExitCode::FAILURE
+                    Ok(ExitCode::FAILURE)
                 }
                 Err(e) => {
                     eprintln!("kyozume bench: {e}");
-                    ExitCode::from(2)
+                    Err(ExitCode::from(2))
                 }
             }
         }
-        Some(Command::Solve {
+        Some(Command::Perft {
+            depth,
             sfen,
-            hash,
-            time_limit,
-        }) => run_solve(&sfen, hash, time_limit),
+            divide: per_move,
+            no_bulk,
+        }) => run_perft(*depth, sfen.as_deref(), *per_move, !no_bulk),
     }
 }
 
-fn run_solve(sfen: &str, hash: usize, time_limit: Option<f64>) -> ExitCode {
-    use kyozume::search::{with_search_stack, Limits, Outcome, Solver};
-    use std::sync::atomic::AtomicBool;
-    let pos = match Position::from_sfen(sfen) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("kyozume solve: invalid SFEN: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let stop = AtomicBool::new(false);
-    let limits = Limits {
-        time: time_limit.map(std::time::Duration::from_secs_f64),
-        max_plies: None,
-        ..Default::default()
-    };
-    let result = with_search_stack(|| {
-        let mut solver = Solver::new(hash).expect("hash");
-        solver.solve(&pos, &limits, &stop, &mut |p| {
-            eprintln!(
-                "depth {} lb {} nodes {} nps {} hashfull {} time {:?}",
-                p.depth,
-                p.lower_bound,
-                p.nodes,
-                p.nps(),
-                p.hashfull,
-                p.elapsed
-            )
-        })
-    });
-    match result {
-        Err(e) => {
-            eprintln!("kyozume solve: {e}");
-            ExitCode::from(2)
-        }
-        Ok(r) => {
-            match &r.outcome {
-                Outcome::Mate(line) => {
-                    let moves: Vec<String> = line.iter().map(|m| m.to_string()).collect();
-                    println!("mate {} {}", line.len(), moves.join(" "));
-                }
-                Outcome::NoMate => println!("nomate"),
-                Outcome::Unknown { lower_bound } => println!("unknown lb {lower_bound}"),
-            }
-            eprintln!("nodes {} time {:?}", r.nodes, r.elapsed);
-            ExitCode::SUCCESS
-        }
-    }
-}
-
-fn run_perft(depth: u32, sfen: Option<&str>, per_move: bool, bulk: bool) -> ExitCode {
+fn run_perft(
+    depth: u32,
+    sfen: Option<&str>,
+    per_move: bool,
+    bulk: bool,
+) -> Result<ExitCode, ExitCode> {
     let mut pos = match sfen {
         None => Position::startpos(),
-        Some(s) => match Position::from_sfen(s) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("kyozume perft: invalid --sfen: {e}");
-                return ExitCode::from(2);
-            }
-        },
+        Some(s) => Position::from_sfen(s).map_err(|e| {
+            eprintln!("kyozume perft: invalid --sfen: {e}");
+            ExitCode::from(2)
+        })?,
     };
     let start = Instant::now();
     let nodes = if per_move && depth > 0 {
@@ -200,5 +214,5 @@ fn run_perft(depth: u32, sfen: Option<&str>, per_move: bool, bulk: bool) -> Exit
             ""
         }
     );
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

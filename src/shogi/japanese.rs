@@ -195,8 +195,13 @@ fn move_to_japanese_with(
 
 /// A whole line, moves separated by single spaces: `▲２三金打 △同玉 ▲３四桂`.
 pub fn line_to_japanese(root: &Position, line: &[Move]) -> String {
-    let mut pos = root.clone();
-    let mut previous = None;
+    line_to_japanese_after(root, line, None)
+}
+
+/// A line that continues play from `pos`, where the last move landed on `previous` (for 同).
+pub fn line_to_japanese_after(pos: &Position, line: &[Move], previous: Option<Square>) -> String {
+    let mut pos = pos.clone();
+    let mut previous = previous;
     let mut parts = Vec::with_capacity(line.len());
     for &m in line {
         parts.push(move_to_japanese(&pos, m, previous));

@@ -1,0 +1,128 @@
+//! The composer's workbench behind `kyozume solve`: reading problems in the formats composers
+//! use, solving them with solution counting, and reporting for people or scripts, one problem or
+//! a whole file of them.
+
+pub mod batch;
+pub mod input;
+pub mod report;
+
+use crate::search::{self, Limits, Solver};
+use crate::shogi::Position;
+use input::{Format, InputError};
+use report::{Report, Status};
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Exit status of `kyozume solve` for one problem.
+pub mod exit {
+    pub const SOLVED: u8 = 0;
+    pub const NO_MATE: u8 = 1;
+    pub const BAD_INPUT: u8 = 2;
+    pub const UNSOLVED: u8 = 3;
+    /// A batch stopped by Ctrl-C (after writing what it had).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+#[derive(Clone, Debug)]
+pub struct SolveOptions {
+    pub time_limit: Option<Duration>,
+    pub hash_mb: usize,
+    /// Count shortest solutions up to this many (1: no uniqueness check).
+    pub solutions: usize,
+    pub json: bool,
+    pub format: Format,
+}
+
+impl SolveOptions {
+    fn limits(&self) -> Limits {
+        Limits {
+            time: self.time_limit,
+            solution_limit: self.solutions,
+            ..Default::default()
+        }
+    }
+}
+
+/// The problem text: the argument itself, or the file it names, or stdin (`-` or nothing).
+pub fn read_input(arg: Option<&str>) -> std::io::Result<String> {
+    match arg {
+        None | Some("-") => {
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes)?;
+            Ok(input::decode(&bytes))
+        }
+        Some(a) if Path::new(a).is_file() => Ok(input::decode(&std::fs::read(a)?)),
+        Some(a) => Ok(a.to_string()),
+    }
+}
+
+/// A flag raised by Ctrl-C (the first press stops the search; the second exits at once).
+pub fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&flag);
+    // Failing to install the handler only loses the graceful stop.
+    let _ = ctrlc::set_handler(move || {
+        if handler_flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(exit::INTERRUPTED as i32);
+        }
+    });
+    flag
+}
+
+/// Solves one position and builds its report.
+pub fn solve_position(
+    solver: &mut Solver,
+    name: Option<String>,
+    position: &Position,
+    options: &SolveOptions,
+    stop: &AtomicBool,
+) -> Report {
+    match solver.solve(position, &options.limits(), stop, &mut |_| {}) {
+        Ok(result) => Report::from_result(name, position, &result, options.solutions),
+        Err(e) => Report::input_error(name, &position.to_sfen(), e.to_string()),
+    }
+}
+
+fn exit_code(status: Status) -> u8 {
+    match status {
+        Status::Mate => exit::SOLVED,
+        Status::NoMate => exit::NO_MATE,
+        Status::Unsolved => exit::UNSOLVED,
+        Status::Error => exit::BAD_INPUT,
+    }
+}
+
+/// `kyozume solve` for one problem: prints the report and returns the exit status.
+pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
+    let position = match input::parse_problem(text, options.format) {
+        Ok(p) => p,
+        Err(e) => return report_input_error(text, &e, options),
+    };
+    let mut solver = match Solver::new(options.hash_mb) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kyozume solve: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let stop = interrupt_flag();
+    let report =
+        search::with_search_stack(|| solve_position(&mut solver, None, &position, options, &stop));
+    if options.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.human());
+    }
+    exit_code(report.status)
+}
+
+fn report_input_error(text: &str, e: &InputError, options: &SolveOptions) -> u8 {
+    eprintln!("kyozume solve: {e}");
+    if options.json {
+        println!("{}", Report::input_error(None, text, e.to_string()).json());
+    }
+    exit::BAD_INPUT
+}

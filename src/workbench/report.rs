@@ -1,0 +1,233 @@
+//! Results for people (diagram, verdict, Japanese and USI lines, alternatives from where they
+//! diverge) and for scripts (one JSON object a line).
+
+use crate::search::{Outcome, SearchResult};
+use crate::shogi::japanese::{line_to_japanese, line_to_japanese_after};
+use crate::shogi::kif::to_bod;
+use crate::shogi::{Move, Position};
+use serde::Serialize;
+
+/// What became of one problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Mate,
+    NoMate,
+    Unsolved,
+    Error,
+}
+
+/// One problem's result, as printed in `--json` mode (one object a line).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub name: Option<String>,
+    /// The position's SFEN (for input errors: the input as given).
+    pub sfen: String,
+    pub status: Status,
+    pub plies: Option<usize>,
+    /// Distinct shortest lines counted, at most the limit asked for (1 when not counted).
+    pub solutions: usize,
+    /// `true` / `false` when counted, `null` otherwise.
+    pub unique: Option<bool>,
+    pub moves: Vec<String>,
+    pub alternatives: Vec<Vec<String>>,
+    pub japanese: Option<String>,
+    pub nodes: u64,
+    pub time_ms: u64,
+    pub error: Option<String>,
+    /// Lower bound proven when unsolved.
+    #[serde(skip)]
+    pub lower_bound: Option<u32>,
+    #[serde(skip)]
+    pub solution_limit: usize,
+    #[serde(skip)]
+    lines: Vec<Vec<Move>>,
+    #[serde(skip)]
+    position: Option<Position>,
+}
+
+fn usi_strings(line: &[Move]) -> Vec<String> {
+    line.iter().map(|m| m.to_string()).collect()
+}
+
+impl Report {
+    pub fn from_result(
+        name: Option<String>,
+        position: &Position,
+        result: &SearchResult,
+        solution_limit: usize,
+    ) -> Report {
+        let mut report = Report {
+            name,
+            sfen: position.to_sfen(),
+            status: Status::Unsolved,
+            plies: None,
+            solutions: 0,
+            unique: None,
+            moves: Vec::new(),
+            alternatives: Vec::new(),
+            japanese: None,
+            nodes: result.nodes,
+            time_ms: result.elapsed.as_millis() as u64,
+            error: None,
+            lower_bound: None,
+            solution_limit,
+            lines: Vec::new(),
+            position: Some(position.clone()),
+        };
+        match &result.outcome {
+            Outcome::Mate(line) => {
+                report.status = Status::Mate;
+                report.plies = Some(line.len());
+                report.lines = match &result.solutions {
+                    Some(s) if !s.lines.is_empty() => s.lines.clone(),
+                    _ => vec![line.clone()],
+                };
+                report.solutions = result.solutions.as_ref().map_or(1, |s| s.count);
+                report.unique = result.solutions.as_ref().and_then(|s| s.unique());
+                report.moves = usi_strings(&report.lines[0]);
+                report.alternatives = report.lines[1..].iter().map(|l| usi_strings(l)).collect();
+                report.japanese = Some(line_to_japanese(position, &report.lines[0]));
+            }
+            Outcome::NoMate => report.status = Status::NoMate,
+            Outcome::Unknown { lower_bound } => {
+                report.lower_bound = Some(*lower_bound);
+            }
+        }
+        report
+    }
+
+    pub fn input_error(name: Option<String>, input: &str, error: String) -> Report {
+        Report {
+            name,
+            sfen: input.trim().to_string(),
+            status: Status::Error,
+            plies: None,
+            solutions: 0,
+            unique: None,
+            moves: Vec::new(),
+            alternatives: Vec::new(),
+            japanese: None,
+            nodes: 0,
+            time_ms: 0,
+            error: Some(error),
+            lower_bound: None,
+            solution_limit: 0,
+            lines: Vec::new(),
+            position: None,
+        }
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).expect("a report serialises")
+    }
+
+    /// One line for batch listings.
+    pub fn summary_line(&self) -> String {
+        let name = self.name.as_deref().unwrap_or("-");
+        match self.status {
+            Status::Mate => format!(
+                "{name}\tmate\t{}\t{}\t{}\t{:.3}s",
+                self.plies.unwrap_or(0),
+                self.solution_words(),
+                self.moves.join(" "),
+                self.time_ms as f64 / 1000.0
+            ),
+            Status::NoMate => format!(
+                "{name}\tnomate\t-\tno helpmate\t-\t{:.3}s",
+                self.time_ms as f64 / 1000.0
+            ),
+            Status::Unsolved => format!(
+                "{name}\tunsolved\t-\tnone shorter than {} plies\t-\t{:.3}s",
+                self.lower_bound.unwrap_or(1),
+                self.time_ms as f64 / 1000.0
+            ),
+            Status::Error => format!(
+                "{name}\terror\t-\t{}\t-\t-",
+                self.error.as_deref().unwrap_or("")
+            ),
+        }
+    }
+
+    fn solution_words(&self) -> String {
+        match self.unique {
+            Some(true) => "unique".to_string(),
+            Some(false) if self.solutions >= self.solution_limit => {
+                format!("at least {} solutions", self.solutions)
+            }
+            Some(false) => format!("{} solutions", self.solutions),
+            None if self.solution_limit <= 1 => "uniqueness not checked".to_string(),
+            None => format!("{}+ solutions (counting stopped early)", self.solutions),
+        }
+    }
+
+    /// The full report for people.
+    pub fn human(&self) -> String {
+        let mut s = String::new();
+        if let Some(n) = &self.name {
+            s.push_str(&format!("== {n}\n"));
+        }
+        if let Some(pos) = &self.position {
+            s.push_str(&to_bod(pos));
+            s.push_str(&format!("sfen {}\n\n", self.sfen));
+        }
+        match self.status {
+            Status::Error => {
+                s.push_str(&format!(
+                    "Error: {}\n",
+                    self.error.as_deref().unwrap_or("bad input")
+                ));
+                return s;
+            }
+            Status::NoMate => s.push_str("No helpmate at any length (proven).\n"),
+            Status::Unsolved => s.push_str(&format!(
+                "Not solved within the limit: no helpmate is shorter than {} plies.\n",
+                self.lower_bound.unwrap_or(1)
+            )),
+            Status::Mate => {
+                let pos = self
+                    .position
+                    .as_ref()
+                    .expect("mate reports keep the position");
+                let plies = self.plies.unwrap_or(0);
+                let verdict = match self.unique {
+                    Some(false) => format!("{} — not unique (余詰)", self.solution_words()),
+                    _ => self.solution_words(),
+                };
+                s.push_str(&format!("Shortest helpmate: {plies} plies, {verdict}.\n\n"));
+                s.push_str(&format!(
+                    "Solution:\n  {}\n",
+                    self.japanese.as_deref().unwrap_or("")
+                ));
+                s.push_str(&format!("  usi: {}\n", self.moves.join(" ")));
+                for (i, alt) in self.lines.iter().enumerate().skip(1) {
+                    let first = &self.lines[0];
+                    let diverge = first
+                        .iter()
+                        .zip(alt.iter())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    let mut at = pos.clone();
+                    for &m in &alt[..diverge] {
+                        at.do_move(m);
+                    }
+                    let previous = diverge.checked_sub(1).map(|i| alt[i].to());
+                    let japanese = line_to_japanese_after(&at, &alt[diverge..], previous);
+                    s.push_str(&format!(
+                        "\nAlternative {}, from ply {}:\n  {}\n  usi: {}\n",
+                        i + 1,
+                        diverge + 1,
+                        japanese,
+                        usi_strings(&alt[diverge..]).join(" ")
+                    ));
+                }
+            }
+        }
+        s.push_str(&format!(
+            "\n{} nodes, {:.3} s\n",
+            self.nodes,
+            self.time_ms as f64 / 1000.0
+        ));
+        s
+    }
+}
