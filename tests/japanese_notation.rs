@@ -54,3 +54,48 @@ fn every_published_line_round_trips_through_japanese() {
     eprintln!("{lines} lines, {plies} plies round-tripped");
     assert!(lines >= 100);
 }
+
+/// FM's published solutions (an independent writer of the same notation): read by our reader
+/// they give the reference lines, and our writer, put in FM's compact form, gives their text.
+#[test]
+fn fm_published_notation_matches_both_ways() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fm3_solutions.tsv"
+    ))
+    .unwrap();
+    let problems = helpmates();
+    let mut checked = 0;
+    for row in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("name\t"))
+    {
+        let f: Vec<&str> = row.split('\t').collect();
+        let p = problems.iter().find(|p| p.name == f[0]).unwrap();
+        let root = Position::from_sfen(&p.sfen).unwrap();
+        let read = parse_japanese_line(&root, f[1]).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let usi: Vec<String> = read.iter().map(|m| m.to_string()).collect();
+        assert_eq!(usi, p.line, "{}", p.name);
+        let ours = line_to_japanese(&root, &read);
+        let compact: String = ours
+            .chars()
+            .filter(|c| *c != '▲' && *c != '△')
+            .map(|c| match c {
+                '１'..='９' => char::from_u32(c as u32 - '１' as u32 + '1' as u32).unwrap(),
+                '一' => '1',
+                '二' => '2',
+                '三' => '3',
+                '四' => '4',
+                '五' => '5',
+                '六' => '6',
+                '七' => '7',
+                '八' => '8',
+                '九' => '9',
+                other => other,
+            })
+            .collect();
+        assert_eq!(compact, f[1], "{}", p.name);
+        checked += 1;
+    }
+    assert_eq!(checked, 9);
+}

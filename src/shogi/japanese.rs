@@ -96,19 +96,12 @@ fn disambiguation(pos: &Position, m: Move, legal: &[Move]) -> String {
         return String::new();
     }
     let own = motion(us, from, to);
-    let same_motion: Vec<Square> = rivals
-        .iter()
-        .copied()
-        .filter(|&r| motion(us, r, to) == own)
-        .collect();
     let motion_word = match own {
         Motion::Up => "上",
         Motion::Down => "引",
         Motion::Sideways => "寄",
     };
-    if same_motion.is_empty() {
-        return motion_word.to_string();
-    }
+    // A gold, silver or promoted minor piece moving straight ahead is always 直.
     let gold_like = matches!(
         kind,
         PieceType::Gold
@@ -120,6 +113,14 @@ fn disambiguation(pos: &Position, m: Move, legal: &[Move]) -> String {
     );
     if gold_like && own == Motion::Up && from.file() == to.file() {
         return "直".to_string();
+    }
+    let same_motion: Vec<Square> = rivals
+        .iter()
+        .copied()
+        .filter(|&r| motion(us, r, to) == own)
+        .collect();
+    if same_motion.is_empty() {
+        return motion_word.to_string();
     }
     let mine = from_right(us, from);
     let word = if same_motion.iter().all(|&r| from_right(us, r) > mine) {
@@ -400,8 +401,18 @@ mod tests {
         let up_side = "4k4/9/9/9/9/9/9/4G4/3G5 b - 1";
         let pos = Position::from_sfen(up_side).unwrap();
         let m = pos.parse_move("6i6h").unwrap();
-        assert_eq!(move_to_japanese(&pos, m, None), "▲６八金上");
+        // Straight ahead is always 直 for a gold, even when 上 would do.
+        assert_eq!(move_to_japanese(&pos, m, None), "▲６八金直");
         assert_eq!(jp(up_side, "5h6h"), "▲６八金寄");
+        // Three golds: sideways 寄, diagonal 左上 (左 alone fits the 寄 one too), straight 直.
+        let three = "4k4/9/9/9/3G5/3GG4/9/9/4K4 b - 1";
+        assert_eq!(jp(three, "6e5e"), "▲５五金寄");
+        assert_eq!(jp(three, "6f5e"), "▲５五金左上");
+        assert_eq!(jp(three, "5f5e"), "▲５五金直");
+        // Knights: left and right only.
+        let knights = "4k4/9/9/9/9/9/9/9/2N1N1K2 b - 1";
+        assert_eq!(jp(knights, "7i6g"), "▲６七桂左");
+        assert_eq!(jp(knights, "5i6g"), "▲６七桂右");
         // Promotion and its refusal; a drop needs 打 only when a board piece could go too.
         let promo = "4k4/9/9/4S4/9/9/9/9/4K4 b S 1";
         assert_eq!(jp(promo, "5d5c+"), "▲５三銀成");
