@@ -190,7 +190,13 @@ impl Solver {
         self.path.clear();
         let mut pos = root.clone();
         let mut nodes = 0u64;
-        let hashfull = |tt: &TranspositionTable| tt.hashfull();
+        let at = |depth, lower_bound, nodes, hashfull| Progress {
+            depth,
+            lower_bound,
+            nodes,
+            elapsed: start.elapsed(),
+            hashfull,
+        };
         let cap = limits.solution_limit;
         let finish = |outcome, solutions, nodes| {
             Ok(SearchResult {
@@ -230,15 +236,7 @@ impl Solver {
                     deadline,
                 };
                 let tt = &self.tt;
-                let mut on_progress = |lb: u32, n: u64| {
-                    progress(&Progress {
-                        depth: lb,
-                        lower_bound: lb,
-                        nodes: n,
-                        elapsed: start.elapsed(),
-                        hashfull: tt.hashfull(),
-                    })
-                };
+                let mut on_progress = |lb: u32, n: u64| progress(&at(lb, lb, n, tt.hashfull()));
                 match bfs::search(&pos, &bfs_limits, &mut nodes, &mut on_progress) {
                     bfs::BfsOutcome::Mate { lines, count } => {
                         let line = lines[0].clone();
@@ -265,13 +263,7 @@ impl Solver {
             if let Some(line) = &best {
                 if line.len() as u32 <= lower_bound {
                     let len = line.len() as u32;
-                    progress(&Progress {
-                        depth: len,
-                        lower_bound: len,
-                        nodes,
-                        elapsed: start.elapsed(),
-                        hashfull: hashfull(&self.tt),
-                    });
+                    progress(&at(len, len, nodes, self.tt.hashfull()));
                     let line = line.clone();
                     let solutions = (cap > 1).then(|| {
                         let mut counter = count::Counter::new(
@@ -313,15 +305,7 @@ impl Solver {
             };
             let before = nodes;
             self.tt.begin_iteration();
-            let mut tick = |n: u64, hashfull: u32| {
-                progress(&Progress {
-                    depth,
-                    lower_bound,
-                    nodes: n,
-                    elapsed: start.elapsed(),
-                    hashfull,
-                });
-            };
+            let mut tick = |n: u64, hashfull: u32| progress(&at(depth, lower_bound, n, hashfull));
             let mut it = Iteration::new(
                 &mut pos,
                 &mut self.tt,
@@ -363,13 +347,7 @@ impl Solver {
                     self.tt.new_epoch();
                     match reason {
                         Abort::Stopped | Abort::Timeout => {
-                            progress(&Progress {
-                                depth,
-                                lower_bound,
-                                nodes,
-                                elapsed: start.elapsed(),
-                                hashfull: hashfull(&self.tt),
-                            });
+                            progress(&at(depth, lower_bound, nodes, self.tt.hashfull()));
                             return finish(Outcome::Unknown { lower_bound }, None, nodes);
                         }
                         Abort::Budget => step = 2,
@@ -383,13 +361,7 @@ impl Solver {
                 }
             }
             if last_report.elapsed() >= Duration::from_millis(100) {
-                progress(&Progress {
-                    depth,
-                    lower_bound,
-                    nodes,
-                    elapsed: start.elapsed(),
-                    hashfull: hashfull(&self.tt),
-                });
+                progress(&at(depth, lower_bound, nodes, self.tt.hashfull()));
                 last_report = Instant::now();
             }
         }

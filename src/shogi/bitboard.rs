@@ -66,13 +66,7 @@ impl Bitboard {
     /// Removes and returns the lowest square.
     #[inline]
     pub fn pop(&mut self) -> Option<Square> {
-        if self.0 == 0 {
-            None
-        } else {
-            let sq = Square::from_index(self.0.trailing_zeros() as u8);
-            self.0 &= self.0 - 1;
-            Some(sq)
-        }
+        pop_lowest(&mut self.0)
     }
 
     /// The single square if exactly one is set.
@@ -103,17 +97,22 @@ impl Bitboard {
 
 pub struct BitboardIter(u128);
 
+#[inline]
+fn pop_lowest(bits: &mut u128) -> Option<Square> {
+    if *bits == 0 {
+        None
+    } else {
+        let sq = Square::from_index(bits.trailing_zeros() as u8);
+        *bits &= *bits - 1;
+        Some(sq)
+    }
+}
+
 impl Iterator for BitboardIter {
     type Item = Square;
     #[inline]
     fn next(&mut self) -> Option<Square> {
-        if self.0 == 0 {
-            None
-        } else {
-            let sq = Square::from_index(self.0.trailing_zeros() as u8);
-            self.0 &= self.0 - 1;
-            Some(sq)
-        }
+        pop_lowest(&mut self.0)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -200,20 +200,24 @@ fn pawn_files(pos: &Position, us: Color) -> Bitboard {
     fill_files(pos.pieces(us, PieceType::Pawn))
 }
 
-/// Drops of every kind in hand onto the empty squares of `targets`.
+/// Drops of every kind in hand onto the empty squares of `targets(kind)`.
 #[inline]
-fn push_drops(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
+fn push_drops(
+    pos: &Position,
+    ctx: &Ctx,
+    targets: impl Fn(PieceType) -> Bitboard,
+    list: &mut MoveList,
+) {
     let us = ctx.us;
     let hand = pos.hand(us);
     if hand.is_empty() {
         return;
     }
-    let targets = targets & !ctx.occ;
     for kind in PieceType::HAND {
         if !hand.has(kind) {
             continue;
         }
-        let mut dests = targets & legal_ranks(us, kind);
+        let mut dests = targets(kind) & !ctx.occ & legal_ranks(us, kind);
         if kind == PieceType::Pawn {
             dests &= !pawn_files(pos, us);
         }
@@ -266,7 +270,7 @@ pub fn legal(pos: &Position, list: &mut MoveList) {
     if let Some(k) = ctx.king {
         push_king_moves(pos, &ctx, k, Bitboard::ALL, list);
     }
-    push_drops(pos, &ctx, Bitboard::ALL, list);
+    push_drops(pos, &ctx, |_| Bitboard::ALL, list);
 }
 
 /// All legal moves when the side to move is in check.
@@ -282,7 +286,7 @@ pub fn evasions(pos: &Position, list: &mut MoveList) {
     let checker = checkers.lsb();
     let block = between(king, checker);
     push_piece_moves(pos, &ctx, block | checkers, list);
-    push_drops(pos, &ctx, block, list);
+    push_drops(pos, &ctx, |_| block, list);
 }
 
 /// True when the side to move, in check, has at least one legal move; stops at the first.
@@ -430,25 +434,7 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
             push_king_moves(pos, &ctx, k, !line(ci.king, k), list);
         }
     }
-    let hand = pos.hand(us);
-    if !hand.is_empty() {
-        let empty = !ctx.occ;
-        for kind in PieceType::HAND {
-            if !hand.has(kind) {
-                continue;
-            }
-            let mut dests = empty & ci.squares[kind.index()] & legal_ranks(us, kind);
-            if kind == PieceType::Pawn {
-                dests &= !pawn_files(pos, us);
-            }
-            for to in dests {
-                if kind == PieceType::Pawn && is_pawn_drop_mate(pos, us, to) {
-                    continue;
-                }
-                list.push(Move::drop(kind, to));
-            }
-        }
-    }
+    push_drops(pos, &ctx, |kind| ci.squares[kind.index()], list);
 }
 
 /// Full legality test of an arbitrary move (for input; not for the search's hot path).

@@ -281,35 +281,35 @@ impl Position {
 
     // ----- attacks -------------------------------------------------------------------
 
-    /// Pieces of `by` that attack `sq` given occupancy `occ`.
+    /// Pieces (of either colour) that would attack `sq` by one step if they were `by`'s.
     #[inline]
-    pub fn attackers_to(&self, by: Color, sq: Square, occ: Bitboard) -> Bitboard {
+    fn step_attackers(&self, by: Color, sq: Square) -> Bitboard {
         let them = !by;
-        let own = self.by_color[by.index()];
         let k = |kind: PieceType| self.by_kind[kind.index()];
-        let steppers = (pawn_attacks(them, sq) & k(PieceType::Pawn))
+        (pawn_attacks(them, sq) & k(PieceType::Pawn))
             | (knight_attacks(them, sq) & k(PieceType::Knight))
             | (silver_attacks(them, sq) & k(PieceType::Silver))
             | (gold_attacks(them, sq) & self.gold_movers())
-            | (king_attacks(sq) & self.king_steppers());
-        let sliders = (lance_attacks(them, sq, occ) & k(PieceType::Lance))
-            | (bishop_attacks(sq, occ) & self.diagonal_sliders())
-            | (rook_attacks(sq, occ) & self.orthogonal_sliders());
-        (steppers | sliders) & own
+            | (king_attacks(sq) & self.king_steppers())
     }
 
-    /// True when any piece of `by` attacks `sq` given occupancy `occ`.
+    /// Pieces of `by` that attack `sq` given occupancy `occ`.
+    #[inline]
+    pub fn attackers_to(&self, by: Color, sq: Square, occ: Bitboard) -> Bitboard {
+        let sliders = (lance_attacks(!by, sq, occ) & self.by_kind[PieceType::Lance.index()])
+            | (bishop_attacks(sq, occ) & self.diagonal_sliders())
+            | (rook_attacks(sq, occ) & self.orthogonal_sliders());
+        (self.step_attackers(by, sq) | sliders) & self.by_color[by.index()]
+    }
+
+    /// True when any piece of `by` attacks `sq` given occupancy `occ`. Cheaper than
+    /// `attackers_to`: steppers first, and each slider ray only when such a slider is on its line.
     #[inline]
     pub fn is_attacked(&self, by: Color, sq: Square, occ: Bitboard) -> bool {
         let them = !by;
         let own = self.by_color[by.index()];
         let k = |kind: PieceType| self.by_kind[kind.index()];
-        let steppers = (pawn_attacks(them, sq) & k(PieceType::Pawn))
-            | (knight_attacks(them, sq) & k(PieceType::Knight))
-            | (silver_attacks(them, sq) & k(PieceType::Silver))
-            | (gold_attacks(them, sq) & self.gold_movers())
-            | (king_attacks(sq) & self.king_steppers());
-        if (steppers & own).is_nonempty() {
+        if (self.step_attackers(by, sq) & own).is_nonempty() {
             return true;
         }
         let diagonal = self.diagonal_sliders() & own;

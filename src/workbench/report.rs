@@ -51,30 +51,39 @@ fn usi_strings(line: &[Move]) -> Vec<String> {
 }
 
 impl Report {
-    pub fn from_result(
-        name: Option<String>,
-        position: &Position,
-        result: &SearchResult,
-        solution_limit: usize,
-    ) -> Report {
-        let mut report = Report {
+    /// A report with nothing found yet.
+    fn blank(name: Option<String>, sfen: String, status: Status) -> Report {
+        Report {
             name,
-            sfen: position.to_sfen(),
-            status: Status::Unsolved,
+            sfen,
+            status,
             plies: None,
             solutions: 0,
             unique: None,
             moves: Vec::new(),
             alternatives: Vec::new(),
             japanese: None,
-            nodes: result.nodes,
-            time_ms: result.elapsed.as_millis() as u64,
+            nodes: 0,
+            time_ms: 0,
             error: None,
             lower_bound: None,
-            solution_limit,
+            solution_limit: 0,
             lines: Vec::new(),
-            position: Some(position.clone()),
-        };
+            position: None,
+        }
+    }
+
+    pub fn from_result(
+        name: Option<String>,
+        position: &Position,
+        result: &SearchResult,
+        solution_limit: usize,
+    ) -> Report {
+        let mut report = Report::blank(name, position.to_sfen(), Status::Unsolved);
+        report.nodes = result.nodes;
+        report.time_ms = result.elapsed.as_millis() as u64;
+        report.solution_limit = solution_limit;
+        report.position = Some(position.clone());
         match &result.outcome {
             Outcome::Mate(line) => {
                 report.status = Status::Mate;
@@ -90,32 +99,15 @@ impl Report {
                 report.japanese = Some(line_to_japanese(position, &report.lines[0]));
             }
             Outcome::NoMate => report.status = Status::NoMate,
-            Outcome::Unknown { lower_bound } => {
-                report.lower_bound = Some(*lower_bound);
-            }
+            Outcome::Unknown { lower_bound } => report.lower_bound = Some(*lower_bound),
         }
         report
     }
 
     pub fn input_error(name: Option<String>, input: &str, error: String) -> Report {
-        Report {
-            name,
-            sfen: input.trim().to_string(),
-            status: Status::Error,
-            plies: None,
-            solutions: 0,
-            unique: None,
-            moves: Vec::new(),
-            alternatives: Vec::new(),
-            japanese: None,
-            nodes: 0,
-            time_ms: 0,
-            error: Some(error),
-            lower_bound: None,
-            solution_limit: 0,
-            lines: Vec::new(),
-            position: None,
-        }
+        let mut report = Report::blank(name, input.trim().to_string(), Status::Error);
+        report.error = Some(error);
+        report
     }
 
     pub fn json(&self) -> String {
