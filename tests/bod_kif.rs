@@ -5,7 +5,7 @@ mod common;
 
 use common::{helpmates, nomates};
 use kyozume::shogi::kif::{parse_bod, to_bod, BodError};
-use kyozume::shogi::Position;
+use kyozume::shogi::{Color, Position, SfenError};
 
 fn board_of(sfen: &str) -> String {
     // SFEN without the move number, which diagrams do not carry.
@@ -184,6 +184,49 @@ fn white_to_move_and_big_counts() {
 後手番
 ";
     assert_eq!(parsed(text), "4k4/9/9/9/9/9/9/9/4K4 w 2R2B4G4S4N4L18P");
+}
+
+/// 柿木将棋 with its trailer lines, FM with a non-empty attacker hand, a handicap-labelled
+/// diagram (上手 / 下手) and ShogiGUI with White to move: four more layouts.
+#[test]
+fn more_exporter_layouts() {
+    let board = "\
+  ９ ８ ７ ６ ５ ４ ３ ２ １
++---------------------------+
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|一
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|二
+| ・ ・ ・ ・ 歩 ・ ・ ・ ・|三
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|四
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|五
+| ・ ・ ・ ・ ・ ・ ・ ・v歩|六
+| ・ ・ ・ ・ ・ ・ ・ ・ 玉|七
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|八
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|九
++---------------------------+
+";
+    let board = board.replace(
+        "| ・ ・ ・ ・ ・ ・ ・ ・ ・|一",
+        "| ・ ・ ・ ・v玉 ・ ・ ・ ・|一",
+    );
+    let expected = board_of(&sfen_of("fmrs_no_answer_1"));
+    // 柿木: defender's hand spelled out in kanji counts, then the move counter and 「まで」.
+    let kakinoki = format!(
+        "後手の持駒：飛二　角二　金三　銀四　桂四　香四　歩十六　\n{board}先手の持駒：金　\n手数＝0　まで\n"
+    );
+    assert_eq!(parsed(&kakinoki), expected);
+    // FM: the attacker's hand on the bare 持駒 line, everything else to the defender.
+    let fm = format!("ばか詰\n{board}持駒：金\n");
+    assert_eq!(parsed(&fm), expected);
+    // Handicap labels: 上手 (White) and 下手 (Black).
+    let handicap = format!("上手の持駒：残り全部\n{board}下手の持駒：金\n下手番\n");
+    assert_eq!(parsed(&handicap), expected);
+    // ShogiGUI with White to move: here Black's king stands in check from the pawn on 1六, so
+    // the diagram is refused as a position, with the reason.
+    let white = format!("後手の持駒：残り全部\n{board}先手の持駒：金　\n後手番\n");
+    assert_eq!(
+        parse_bod(&white),
+        Err(BodError::Invalid(SfenError::OpponentInCheck(Color::Black)))
+    );
 }
 
 /// A KIF without a diagram starts from its 手合割 (平手 only).
