@@ -130,11 +130,22 @@ const MAX_STEP: u32 = 1 << 12;
 
 impl Solver {
     pub fn new(hash_mb: usize) -> Result<Solver, AllocError> {
-        Ok(Solver {
-            tt: TranspositionTable::new(hash_mb)?,
+        Ok(Solver::with_table(TranspositionTable::new(hash_mb)?))
+    }
+
+    /// A solver whose table memory is zeroed as it is used (see
+    /// [`TranspositionTable::new_lazy`]): for the command line, not for an engine that must
+    /// answer the first `go` quickly.
+    pub fn new_lazy(hash_mb: usize) -> Result<Solver, AllocError> {
+        Ok(Solver::with_table(TranspositionTable::new_lazy(hash_mb)?))
+    }
+
+    fn with_table(tt: TranspositionTable) -> Solver {
+        Solver {
+            tt,
             path: PathSet::new(),
             buffers: Buffers::new(),
-        })
+        }
     }
 
     /// Replaces the table by one of `mb` megabytes; on failure the old table is kept.

@@ -149,9 +149,25 @@ pub struct TranspositionTable {
 }
 
 impl TranspositionTable {
-    /// A table of about `mb` megabytes (at least one cluster). Fails, rather than letting the
-    /// system kill the process later, when the memory is not there.
+    /// A table of about `mb` megabytes (at least one cluster), zeroed now: the page faults are
+    /// taken at allocation (engine start, `isready`) instead of during the first search, where
+    /// they would slow it several times over. Fails, rather than letting the system kill the
+    /// process later, when the memory is not there.
     pub fn new(mb: usize) -> Result<TranspositionTable, AllocError> {
+        let mut clusters = Self::reserve(mb)?;
+        clusters.resize(clusters.capacity(), [0; WORDS_PER_CLUSTER]);
+        Ok(Self::with_clusters(clusters))
+    }
+
+    /// A table whose pages are zeroed by the system as they are first used: for one-shot
+    /// searches (the command line), where most of a big table may never be touched.
+    pub fn new_lazy(mb: usize) -> Result<TranspositionTable, AllocError> {
+        let n = Self::reserve(mb)?.capacity();
+        Ok(Self::with_clusters(vec![[0u64; WORDS_PER_CLUSTER]; n]))
+    }
+
+    /// Room for the clusters of `mb` megabytes, or the error saying it is not there.
+    fn reserve(mb: usize) -> Result<Vec<Cluster>, AllocError> {
         if available_mb().is_some_and(|avail| mb > avail) {
             return Err(AllocError { mb });
         }
@@ -160,15 +176,16 @@ impl TranspositionTable {
         clusters
             .try_reserve_exact(n)
             .map_err(|_| AllocError { mb })?;
-        // Writing the zeros now takes the page faults at allocation (engine start, `isready`)
-        // instead of during the first search, where they would slow it several times over.
-        clusters.resize(n, [0; WORDS_PER_CLUSTER]);
-        Ok(TranspositionTable {
+        Ok(clusters)
+    }
+
+    fn with_clusters(clusters: Vec<Cluster>) -> TranspositionTable {
+        TranspositionTable {
             clusters,
             epoch: 1,
             iteration: 0,
             failed_through: [0; 256],
-        })
+        }
     }
 
     pub fn size_mb(&self) -> usize {

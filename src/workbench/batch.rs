@@ -108,7 +108,7 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         }
     };
     let entries = entries(&text);
-    let mut solver = match Solver::new(options.hash_mb) {
+    let mut solver = match Solver::new_lazy(options.hash_mb) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("kyozume solve --batch: {e}");

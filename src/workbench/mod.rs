@@ -101,7 +101,7 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
         Ok(p) => p,
         Err(e) => return report_input_error(text, &e, options),
     };
-    let mut solver = match Solver::new(options.hash_mb) {
+    let mut solver = match Solver::new_lazy(options.hash_mb) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("kyozume solve: {e}");
