@@ -57,9 +57,10 @@ enum Command {
         /// The long problems (1,000+ plies) instead of the default short and medium ones.
         #[arg(long)]
         long: bool,
-        /// Transposition table size in MB (the breadth-first pass may use as much again).
-        #[arg(long, default_value_t = 1024)]
-        hash: usize,
+        /// Memory for the search in MB (default 1024; 8192 with --long, which the 1001-ply
+        /// problem needs).
+        #[arg(long, value_name = "MB")]
+        hash: Option<usize>,
         /// Give up a problem after this many seconds.
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
@@ -151,7 +152,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
         }) => {
             let options = kyozume::bench::BenchOptions {
                 long: *long,
-                hash_mb: *hash,
+                hash_mb: hash.unwrap_or(if *long { 8192 } else { 1024 }),
                 time_limit: seconds(*time_limit, "bench")?,
                 filter: filter.clone(),
             };

@@ -141,13 +141,13 @@ pub(crate) struct BfsLimits<'a> {
 }
 
 /// Runs the breadth-first search from `root` (attacker to move). `nodes` counts moves played;
-/// `progress(lower_bound, nodes)` is called after levels, at most ten times a second, and at
-/// least once a second during a long level.
+/// `progress(lower_bound, nodes, memory used per mille of the budget)` is called after levels,
+/// at most ten times a second, and at least once a second during a long level.
 pub(crate) fn search(
     root: &Position,
     limits: &BfsLimits,
     nodes: &mut u64,
-    progress: &mut dyn FnMut(u32, u64),
+    progress: &mut dyn FnMut(u32, u64, u32),
 ) -> BfsOutcome {
     let cap = limits.solution_cap.max(1);
     let counting = cap > 1;
@@ -258,8 +258,13 @@ pub(crate) fn search(
             }
             if *nodes >= next_poll {
                 next_poll = *nodes + 4096;
+                let used = graph.bytes()
+                    + edges.bytes()
+                    + seen.bytes()
+                    + (level.len() + next.len()) * PACKED_BYTES
+                    + next_index.len() * 32;
                 if last_report.elapsed() >= Duration::from_secs(1) {
-                    progress(lower_bound, *nodes);
+                    progress(lower_bound, *nodes, permille(used, limits.budget_bytes));
                     last_report = Instant::now();
                 }
                 if limits.stop.load(Ordering::Relaxed) {
@@ -268,11 +273,6 @@ pub(crate) fn search(
                 if limits.deadline.is_some_and(|d| Instant::now() >= d) {
                     return give_up(GiveUp::Aborted(Abort::Timeout));
                 }
-                let used = graph.bytes()
-                    + edges.bytes()
-                    + seen.bytes()
-                    + (level.len() + next.len()) * PACKED_BYTES
-                    + next_index.len() * 32;
                 if used > limits.budget_bytes {
                     return give_up(GiveUp::Memory);
                 }
@@ -294,11 +294,16 @@ pub(crate) fn search(
             vec![1; level.len()]
         };
         if last_report.elapsed() >= Duration::from_millis(100) {
-            progress(lower_bound + 2, *nodes);
+            let used = graph.bytes() + seen.bytes() + level.len() * PACKED_BYTES;
+            progress(lower_bound + 2, *nodes, permille(used, limits.budget_bytes));
             last_report = Instant::now();
         }
     }
     unreachable!("levels are unbounded")
+}
+
+fn permille(used: usize, budget: usize) -> u32 {
+    (used.saturating_mul(1000) / budget.max(1)).min(1000) as u32
 }
 
 /// The edges from one level into the next: the first way into each new position (indexed like

@@ -239,19 +239,27 @@ impl Solver {
                 && lower_bound != NEVER
             {
                 breadth_first_tried = true;
+                // The table is idle during the pass: its memory goes to the pass instead, so
+                // that the two together stay within the hash size. (What it held came from
+                // iterations of at most BFS_FROM_PLIES plies.)
+                let mb = self.tt.size_mb();
+                self.tt = TranspositionTable::new_lazy(1).expect("a 1 MB table");
                 let bfs_limits = bfs::BfsLimits {
-                    budget_bytes: self.tt.size_mb() << 20,
+                    budget_bytes: mb << 20,
                     solution_cap: cap.max(1) as u32,
                     max_plies,
                     stop,
                     deadline,
                 };
-                let tt = &self.tt;
-                let mut on_progress = |lb: u32, n: u64| progress(&at(lb, lb, n, tt.hashfull()));
-                match bfs::search(&pos, &bfs_limits, &mut nodes, &mut on_progress) {
+                let mut on_progress =
+                    |lb: u32, n: u64, permille: u32| progress(&at(lb, lb, n, permille));
+                let outcome = bfs::search(&pos, &bfs_limits, &mut nodes, &mut on_progress);
+                self.tt = TranspositionTable::new_lazy(mb)
+                    .unwrap_or_else(|_| TranspositionTable::new_lazy(1).expect("a 1 MB table"));
+                match outcome {
                     bfs::BfsOutcome::Mate { lines, count } => {
                         let line = lines[0].clone();
-                        on_progress(line.len() as u32, nodes);
+                        progress(&at(line.len() as u32, line.len() as u32, nodes, 0));
                         let solutions = (cap > 1).then_some(Solutions {
                             count: count as usize,
                             lines,
