@@ -273,6 +273,8 @@ impl Solver {
                         reason,
                     } => {
                         lower_bound = lower_bound.max(proven);
+                        // Keep what was proven, for deepening next and for later searches.
+                        self.tt.store_fact(pos.key(), lower_bound, None);
                         if reason != bfs::GiveUp::Memory {
                             return finish(Outcome::Unknown { lower_bound }, None, nodes);
                         }
