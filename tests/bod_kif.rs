@@ -78,12 +78,8 @@ fn kifu_for_windows_kif_file() {
     assert_eq!(parsed(text), board_of(&sfen_of("fmrs_test_solve_15")));
 }
 
-/// 柿木将棋: the defender's hand written as 残り全部.
-#[test]
-fn kakinoki_remaining_pieces_convention() {
-    let text = "\
-# ---- 柿木将棋IX V9.21 棋譜ファイル ----
-後手の持駒：残り全部
+/// The board of fmrs_no_answer_1 (kings on 5一 and 1七, pawns on 5三 and 1六).
+const NO_ANSWER_1_BOARD: &str = "\
   ９ ８ ７ ６ ５ ４ ３ ２ １
 +---------------------------+
 | ・ ・ ・ ・v玉 ・ ・ ・ ・|一
@@ -96,9 +92,15 @@ fn kakinoki_remaining_pieces_convention() {
 | ・ ・ ・ ・ ・ ・ ・ ・ ・|八
 | ・ ・ ・ ・ ・ ・ ・ ・ ・|九
 +---------------------------+
-先手の持駒：金　
 ";
-    assert_eq!(parsed(text), board_of(&sfen_of("fmrs_no_answer_1")));
+
+/// 柿木将棋: the defender's hand written as 残り全部.
+#[test]
+fn kakinoki_remaining_pieces_convention() {
+    let text = format!(
+        "# ---- 柿木将棋IX V9.21 棋譜ファイル ----\n後手の持駒：残り全部\n{NO_ANSWER_1_BOARD}先手の持駒：金　\n"
+    );
+    assert_eq!(parsed(&text), board_of(&sfen_of("fmrs_no_answer_1")));
 }
 
 /// ShogiGUI: promoted pieces (杏 圭 全 と 馬 龍) and hands on both sides.
@@ -190,24 +192,7 @@ fn white_to_move_and_big_counts() {
 /// diagram (上手 / 下手) and ShogiGUI with White to move: four more layouts.
 #[test]
 fn more_exporter_layouts() {
-    let board = "\
-  ９ ８ ７ ６ ５ ４ ３ ２ １
-+---------------------------+
-| ・ ・ ・ ・ ・ ・ ・ ・ ・|一
-| ・ ・ ・ ・ ・ ・ ・ ・ ・|二
-| ・ ・ ・ ・ 歩 ・ ・ ・ ・|三
-| ・ ・ ・ ・ ・ ・ ・ ・ ・|四
-| ・ ・ ・ ・ ・ ・ ・ ・ ・|五
-| ・ ・ ・ ・ ・ ・ ・ ・v歩|六
-| ・ ・ ・ ・ ・ ・ ・ ・ 玉|七
-| ・ ・ ・ ・ ・ ・ ・ ・ ・|八
-| ・ ・ ・ ・ ・ ・ ・ ・ ・|九
-+---------------------------+
-";
-    let board = board.replace(
-        "| ・ ・ ・ ・ ・ ・ ・ ・ ・|一",
-        "| ・ ・ ・ ・v玉 ・ ・ ・ ・|一",
-    );
+    let board = NO_ANSWER_1_BOARD;
     let expected = board_of(&sfen_of("fmrs_no_answer_1"));
     // 柿木: defender's hand spelled out in kanji counts, then the move counter and 「まで」.
     let kakinoki = format!(
