@@ -109,3 +109,77 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
     )?;
     Ok(all_right)
 }
+
+/// Generating checks directly against generating every legal move and keeping those that give
+/// check, over attacker positions of the suite reached by random helpmate-style playouts.
+/// Prints both speeds; the direct generator must be the faster.
+pub fn run_checks(out: &mut dyn Write) -> std::io::Result<bool> {
+    use crate::shogi::movegen::{self, MoveList};
+    let mut positions = Vec::new();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for p in suite().iter().cycle().take(2000) {
+        let mut pos = Position::from_sfen(p.sfen).expect("bench SFEN parses");
+        for _ in 0..400 {
+            positions.push(pos.clone());
+            let mut list = MoveList::new();
+            movegen::checks(&pos, &mut list);
+            if list.is_empty() {
+                break;
+            }
+            pos.do_move(list[(next() % list.len() as u64) as usize]);
+            list.clear();
+            movegen::evasions(&pos, &mut list);
+            if list.is_empty() {
+                break;
+            }
+            pos.do_move(list[(next() % list.len() as u64) as usize]);
+        }
+    }
+    let rounds = 20;
+    let mut list = MoveList::new();
+    let start = std::time::Instant::now();
+    let mut direct = 0usize;
+    for _ in 0..rounds {
+        for pos in &positions {
+            list.clear();
+            movegen::checks(pos, &mut list);
+            direct += list.len();
+        }
+    }
+    let direct_secs = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let mut filtered = 0usize;
+    for _ in 0..rounds {
+        for pos in &positions {
+            list.clear();
+            movegen::legal(pos, &mut list);
+            let ci = pos.check_info();
+            filtered += list
+                .iter()
+                .filter(|&&m| {
+                    ci.as_ref()
+                        .is_some_and(|ci| movegen::gives_check_with(pos, ci, m))
+                })
+                .count();
+        }
+    }
+    let filtered_secs = start.elapsed().as_secs_f64();
+    let calls = (positions.len() * rounds) as f64;
+    writeln!(
+        out,
+        "{} attacker positions x {rounds}: checks generated directly {:.0} ns/position, \
+         all legal moves filtered by gives_check {:.0} ns/position ({:.1}x); {} checks each way",
+        positions.len(),
+        direct_secs / calls * 1e9,
+        filtered_secs / calls * 1e9,
+        filtered_secs / direct_secs,
+        direct / rounds
+    )?;
+    Ok(direct == filtered && direct_secs < filtered_secs)
+}

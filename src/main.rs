@@ -67,6 +67,9 @@ enum Command {
         /// Only problems whose name contains this text.
         #[arg(long)]
         filter: Option<String>,
+        /// Instead of solving: time the checks generator against filtering all legal moves.
+        #[arg(long, conflicts_with = "long")]
+        checks: bool,
     },
     /// Count the leaf nodes of the legal-move tree (move generator test and benchmark).
     Perft {
@@ -144,11 +147,25 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 }
             }
         }
+        Some(Command::Bench { checks: true, .. }) => {
+            match kyozume::bench::run_checks(&mut std::io::stdout()) {
+                Ok(true) => Ok(ExitCode::SUCCESS),
+                Ok(false) => {
+                    eprintln!("kyozume bench --checks: the direct generator is not the faster, or the sets differ");
+                    Ok(ExitCode::FAILURE)
+                }
+                Err(e) => {
+                    eprintln!("kyozume bench: {e}");
+                    Err(ExitCode::from(2))
+                }
+            }
+        }
         Some(Command::Bench {
             long,
             hash,
             time_limit,
             filter,
+            ..
         }) => {
             let options = kyozume::bench::BenchOptions {
                 long: *long,

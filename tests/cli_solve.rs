@@ -59,7 +59,7 @@ fn published_solution_counts_through_the_cli() {
     let rows = helpmates();
     let counted: Vec<_> = rows
         .iter()
-        .filter(|p| !p.solutions.is_empty() && p.plies <= 61)
+        .filter(|p| !p.solutions.is_empty() && p.plies <= 120)
         .collect();
     assert!(counted.len() >= 50);
     for p in counted {
