@@ -51,25 +51,42 @@ struct Link {
 const LINK_BYTES: usize = std::mem::size_of::<Link>();
 const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
 
-/// An insert-only set of 128-bit keys: 256 open-addressing tables (linear probing) chosen by the
-/// key's top byte, each doubling on its own, so growing never needs twice the whole set. Zero
-/// marks an empty slot; the one key that is zero is tracked on the side.
+/// An insert-only set of 128-bit keys, compact: 256 open-addressing tables (linear probing)
+/// chosen by the key's top byte, each storing the key's low 96 bits in 12 bytes and growing by
+/// half on its own when 80% full, so memory stays near 12 / 0.65 bytes a key and growing never
+/// needs twice the whole set. Keys equal in those 104 bits count as one: for 10^8 keys the chance
+/// of any such pair is about 10^-15. All-zero slots are empty; a key whose low 96 bits are zero
+/// goes to a side list.
 struct KeySet {
-    shards: Vec<Vec<u128>>,
+    shards: Vec<Vec<[u32; 3]>>,
     lens: Vec<usize>,
-    has_zero: bool,
+    zero_low: Vec<u128>,
     bytes: usize,
+}
+
+const SLOT_BYTES: usize = 12;
+
+#[inline]
+fn low96(key: u128) -> [u32; 3] {
+    [key as u32, (key >> 32) as u32, (key >> 64) as u32]
+}
+
+#[inline]
+fn home(key: u128, len: usize) -> usize {
+    // Multiply-shift: any table size, no modulo.
+    ((key as u64 as u128 * len as u128) >> 64) as usize
 }
 
 impl KeySet {
     const SHARDS: usize = 256;
+    const FIRST_SLOTS: usize = 64;
 
     fn new() -> KeySet {
         KeySet {
-            shards: vec![vec![0; 64]; Self::SHARDS],
+            shards: vec![vec![[0; 3]; Self::FIRST_SLOTS]; Self::SHARDS],
             lens: vec![0; Self::SHARDS],
-            has_zero: false,
-            bytes: Self::SHARDS * 64 * 16,
+            zero_low: Vec::new(),
+            bytes: Self::SHARDS * Self::FIRST_SLOTS * SLOT_BYTES,
         }
     }
 
@@ -81,30 +98,37 @@ impl KeySet {
     /// `budget` bytes for the whole set.
     #[inline]
     fn insert(&mut self, key: u128, budget: usize) -> Result<bool, ()> {
-        if key == 0 {
-            return Ok(!std::mem::replace(&mut self.has_zero, true));
+        let stored = low96(key);
+        if stored == [0; 3] {
+            if self.zero_low.contains(&key) {
+                return Ok(false);
+            }
+            self.zero_low.push(key);
+            return Ok(true);
         }
         let shard = (key >> 120) as usize;
-        if (self.lens[shard] + 1) * 10 > self.shards[shard].len() * 7 {
-            let size = self.shards[shard].len();
-            if self.bytes + 2 * size * 16 > budget {
+        let size = self.shards[shard].len();
+        if (self.lens[shard] + 1) * 5 > size * 4 {
+            let bigger = size + size / 2;
+            if self.bytes + (size + bigger) * SLOT_BYTES > budget {
                 return Err(());
             }
-            self.grow(shard);
+            self.grow(shard, bigger);
         }
         let table = &mut self.shards[shard];
-        let mask = table.len() - 1;
-        let mut i = key as usize & mask;
+        let len = table.len();
+        let mut i = home(key, len);
         loop {
-            match table[i] {
-                0 => {
-                    table[i] = key;
-                    self.lens[shard] += 1;
-                    return Ok(true);
-                }
-                k if k == key => return Ok(false),
-                _ => i = (i + 1) & mask,
+            let slot = table[i];
+            if slot == [0; 3] {
+                table[i] = stored;
+                self.lens[shard] += 1;
+                return Ok(true);
             }
+            if slot == stored {
+                return Ok(false);
+            }
+            i = if i + 1 == len { 0 } else { i + 1 };
         }
     }
 
@@ -112,21 +136,22 @@ impl KeySet {
     #[inline]
     fn prefetch(&self, key: u128) {
         let table = &self.shards[(key >> 120) as usize];
-        super::prefetch(&table[key as usize & (table.len() - 1)]);
+        super::prefetch(&table[home(key, table.len())]);
     }
 
-    fn grow(&mut self, shard: usize) {
+    fn grow(&mut self, shard: usize, slots: usize) {
         let old = std::mem::take(&mut self.shards[shard]);
-        let mut table = vec![0u128; old.len() * 2];
-        let mask = table.len() - 1;
-        for k in old.iter().copied().filter(|&k| k != 0) {
-            let mut i = k as usize & mask;
-            while table[i] != 0 {
-                i = (i + 1) & mask;
+        let mut table = vec![[0u32; 3]; slots];
+        for stored in old.iter().copied().filter(|&s| s != [0; 3]) {
+            // The home slot depends on the low 64 bits, which the stored 96 bits include.
+            let key = stored[0] as u128 | (stored[1] as u128) << 32 | (stored[2] as u128) << 64;
+            let mut i = home(key, slots);
+            while table[i] != [0; 3] {
+                i = if i + 1 == slots { 0 } else { i + 1 };
             }
-            table[i] = k;
+            table[i] = stored;
         }
-        self.bytes += old.len() * 16;
+        self.bytes += (slots - old.len()) * SLOT_BYTES;
         self.shards[shard] = table;
     }
 }
@@ -211,8 +236,8 @@ pub(crate) fn search(
                 }
                 let others = graph.bytes()
                     + edges.bytes()
-                    + (level.len() + next.len()) * PACKED_BYTES
-                    + next_index.len() * 32;
+                    + (level.capacity() + next.capacity()) * PACKED_BYTES
+                    + next_index.capacity() * 32;
                 let seen_budget = limits.budget_bytes.saturating_sub(others);
                 // Keys first (their slots prefetched together); only new positions are played.
                 keys.clear();
@@ -261,8 +286,8 @@ pub(crate) fn search(
                 let used = graph.bytes()
                     + edges.bytes()
                     + seen.bytes()
-                    + (level.len() + next.len()) * PACKED_BYTES
-                    + next_index.len() * 32;
+                    + (level.capacity() + next.capacity()) * PACKED_BYTES
+                    + next_index.capacity() * 32;
                 if last_report.elapsed() >= Duration::from_secs(1) {
                     progress(lower_bound, *nodes, permille(used, limits.budget_bytes));
                     last_report = Instant::now();
@@ -294,7 +319,7 @@ pub(crate) fn search(
             vec![1; level.len()]
         };
         if last_report.elapsed() >= Duration::from_millis(100) {
-            let used = graph.bytes() + seen.bytes() + level.len() * PACKED_BYTES;
+            let used = graph.bytes() + seen.bytes() + level.capacity() * PACKED_BYTES;
             progress(lower_bound + 2, *nodes, permille(used, limits.budget_bytes));
             last_report = Instant::now();
         }
@@ -315,8 +340,9 @@ struct LevelEdges {
 }
 
 impl LevelEdges {
+    /// Memory held, counting spare capacity.
     fn bytes(&self) -> usize {
-        self.first.len() * LINK_BYTES + self.extra.len() * (LINK_BYTES + 4)
+        self.first.capacity() * LINK_BYTES + self.extra.capacity() * (LINK_BYTES + 4)
     }
 }
 
@@ -336,6 +362,8 @@ impl LevelGraph {
     fn push(&mut self, mut edges: LevelEdges) {
         // Sorted by child, so that lines can find every edge into a position.
         edges.extra.sort_unstable_by_key(|&(child, _)| child);
+        edges.first.shrink_to_fit();
+        edges.extra.shrink_to_fit();
         self.bytes += edges.bytes();
         self.levels.push(edges);
     }
@@ -391,5 +419,36 @@ impl LevelGraph {
             suffix.pop();
             suffix.pop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_set_keeps_every_key_through_growth() {
+        let mut set = KeySet::new();
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
+        for i in 0..200_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX), Ok(true));
+        }
+        for i in 0..200_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX), Ok(false));
+        }
+        // Keys that differ only in bits the set keeps must stay distinct; keys whose low 96 bits
+        // are zero go to the side list.
+        let a = 1u128 << 100;
+        assert_eq!(set.insert(a, usize::MAX), Ok(true));
+        assert_eq!(set.insert(a | (1 << 65), usize::MAX), Ok(true));
+        // (key(0) is 0 itself, inserted above.)
+        assert_eq!(set.insert(0, usize::MAX), Ok(false));
+        assert_eq!(set.insert(a, usize::MAX), Ok(false));
+        // A budget too small to grow is reported, not exceeded.
+        let mut small = KeySet::new();
+        let budget = small.bytes();
+        let full = (0..10_000u128).try_for_each(|i| small.insert(key(i), budget).map(|_| ()));
+        assert_eq!(full, Err(()));
+        assert!(small.bytes() <= budget);
     }
 }
