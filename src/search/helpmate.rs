@@ -19,7 +19,11 @@
 //! * If the iteration fails, the root has no mate within `limit`, so no position reached at
 //!   `ply` has one within `limit - ply`: the conditional bound is then a fact.
 //!
-//! Bounds that depend on neither are facts at once. Facts stay valid in later searches.
+//! Beside it each such entry keeps an *if-failed* bound, where a cut to the position at ply `q`
+//! counts as `limit + 2 - q` (what the failed iteration proves of that position); it is the bound
+//! that becomes the fact. Bounds that depend on neither are facts at once. Facts stay valid in
+//! later searches. The iteration stops at the first mate it finds.
+
 use super::path::PathSet;
 use super::tt::{Probe, TranspositionTable, NEVER};
 use crate::shogi::movegen::{self, MoveList};
