@@ -16,6 +16,7 @@
 //! from the mating edges towards the root.
 
 use super::helpmate::Abort;
+use super::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
 use std::collections::HashMap;
@@ -58,7 +59,7 @@ const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
 /// of any such pair is about 10^-15. All-zero slots are empty; a key whose low 96 bits are zero
 /// goes to a side list.
 struct KeySet {
-    shards: Vec<Vec<[u32; 3]>>,
+    shards: Vec<ZeroedTable<[u32; 3]>>,
     lens: Vec<usize>,
     zero_low: Vec<u128>,
     bytes: usize,
@@ -83,7 +84,9 @@ impl KeySet {
 
     fn new() -> KeySet {
         KeySet {
-            shards: vec![vec![[0; 3]; Self::FIRST_SLOTS]; Self::SHARDS],
+            shards: (0..Self::SHARDS)
+                .map(|_| ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"))
+                .collect(),
             lens: vec![0; Self::SHARDS],
             zero_low: Vec::new(),
             bytes: Self::SHARDS * Self::FIRST_SLOTS * SLOT_BYTES,
@@ -113,9 +116,9 @@ impl KeySet {
             if self.bytes + (size + bigger) * SLOT_BYTES > budget {
                 return Err(());
             }
-            self.grow(shard, bigger);
+            self.grow(shard, bigger)?;
         }
-        let table = &mut self.shards[shard];
+        let table = self.shards[shard].as_mut_slice();
         let len = table.len();
         let mut i = home(key, len);
         loop {
@@ -135,14 +138,15 @@ impl KeySet {
     /// Starts loading the slot where `key` would go.
     #[inline]
     fn prefetch(&self, key: u128) {
-        let table = &self.shards[(key >> 120) as usize];
+        let table = self.shards[(key >> 120) as usize].as_slice();
         super::prefetch(&table[home(key, table.len())]);
     }
 
-    fn grow(&mut self, shard: usize, slots: usize) {
-        let old = std::mem::take(&mut self.shards[shard]);
-        let mut table = vec![[0u32; 3]; slots];
-        for stored in old.iter().copied().filter(|&s| s != [0; 3]) {
+    fn grow(&mut self, shard: usize, slots: usize) -> Result<(), ()> {
+        let bigger = ZeroedTable::new(slots).ok_or(())?;
+        let old = std::mem::replace(&mut self.shards[shard], bigger);
+        let table = self.shards[shard].as_mut_slice();
+        for stored in old.as_slice().iter().copied().filter(|&s| s != [0; 3]) {
             // The home slot depends on the low 64 bits, which the stored 96 bits include.
             let key = stored[0] as u128 | (stored[1] as u128) << 32 | (stored[2] as u128) << 64;
             let mut i = home(key, slots);
@@ -152,7 +156,7 @@ impl KeySet {
             table[i] = stored;
         }
         self.bytes += (slots - old.len()) * SLOT_BYTES;
-        self.shards[shard] = table;
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@
 mod bfs;
 mod count;
 mod helpmate;
+mod memory;
 pub mod path;
 pub mod tt;
 

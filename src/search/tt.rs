@@ -16,7 +16,10 @@
 //! iteration — tells which conditional entries became facts. When the epoch counter wraps, the
 //! table is swept once: conditional entries are made facts or dropped, so numbers can be reused.
 
+use super::memory::ZeroedTable;
 use crate::shogi::Move;
+use bytemuck::{Pod, Zeroable};
+use std::ops::{Index, IndexMut};
 use thiserror::Error;
 
 /// Lower bound meaning "no helpmate at any length".
@@ -53,8 +56,25 @@ pub struct AllocError {
     pub mb: usize,
 }
 
-/// One cache line of entries.
-type Cluster = [u64; WORDS_PER_CLUSTER];
+/// One cache line of entries: (check word, data word) pairs.
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C, align(64))]
+struct Cluster([u64; WORDS_PER_CLUSTER]);
+
+impl Index<usize> for Cluster {
+    type Output = u64;
+    #[inline]
+    fn index(&self, word: usize) -> &u64 {
+        &self.0[word]
+    }
+}
+
+impl IndexMut<usize> for Cluster {
+    #[inline]
+    fn index_mut(&mut self, word: usize) -> &mut u64 {
+        &mut self.0[word]
+    }
+}
 
 /// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (8) | iteration (16).
 /// A conditional entry keeps its if-failed bound where a fact keeps its move.
@@ -141,7 +161,7 @@ enum Trust {
 }
 
 pub struct TranspositionTable {
-    clusters: Vec<Cluster>,
+    clusters: ZeroedTable<Cluster>,
     epoch: u8,
     iteration: u16,
     /// Per epoch: the last iteration known to have failed (0: none).
@@ -154,38 +174,25 @@ impl TranspositionTable {
     /// they would slow it several times over. Fails, rather than letting the system kill the
     /// process later, when the memory is not there.
     pub fn new(mb: usize) -> Result<TranspositionTable, AllocError> {
-        let mut clusters = Self::reserve(mb)?;
-        clusters.resize(clusters.capacity(), [0; WORDS_PER_CLUSTER]);
-        Ok(Self::with_clusters(clusters))
+        let mut table = Self::new_lazy(mb)?;
+        table.clusters.prefault();
+        Ok(table)
     }
 
     /// A table whose pages are zeroed by the system as they are first used: for one-shot
     /// searches (the command line), where most of a big table may never be touched.
     pub fn new_lazy(mb: usize) -> Result<TranspositionTable, AllocError> {
-        let n = Self::reserve(mb)?.capacity();
-        Ok(Self::with_clusters(vec![[0u64; WORDS_PER_CLUSTER]; n]))
-    }
-
-    /// Room for the clusters of `mb` megabytes, or the error saying it is not there.
-    fn reserve(mb: usize) -> Result<Vec<Cluster>, AllocError> {
         if available_mb().is_some_and(|avail| mb > avail) {
             return Err(AllocError { mb });
         }
         let n = (mb.saturating_mul(1024 * 1024) / CLUSTER_BYTES).max(1);
-        let mut clusters: Vec<Cluster> = Vec::new();
-        clusters
-            .try_reserve_exact(n)
-            .map_err(|_| AllocError { mb })?;
-        Ok(clusters)
-    }
-
-    fn with_clusters(clusters: Vec<Cluster>) -> TranspositionTable {
-        TranspositionTable {
+        let clusters = ZeroedTable::new(n).ok_or(AllocError { mb })?;
+        Ok(TranspositionTable {
             clusters,
             epoch: 1,
             iteration: 0,
             failed_through: [0; 256],
-        }
+        })
     }
 
     pub fn size_mb(&self) -> usize {
@@ -195,8 +202,8 @@ impl TranspositionTable {
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.clusters
-            .iter_mut()
-            .for_each(|c| *c = [0; WORDS_PER_CLUSTER]);
+            .as_mut_slice()
+            .fill(Cluster([0; WORDS_PER_CLUSTER]));
         self.epoch = 1;
         self.iteration = 0;
         self.failed_through = [0; 256];
@@ -233,16 +240,17 @@ impl TranspositionTable {
     fn sweep(&mut self) {
         for i in 0..self.clusters.len() {
             for e in 0..ENTRIES_PER_CLUSTER {
-                let data = Data(self.clusters[i][2 * e + 1]);
-                if self.clusters[i][2 * e] == 0 || !data.is_conditional() {
+                let data = Data(self.clusters.as_slice()[i][2 * e + 1]);
+                if self.clusters.as_slice()[i][2 * e] == 0 || !data.is_conditional() {
                     continue;
                 }
                 if self.trust(data) == Trust::Fact {
                     let lb = data.bound(Trust::Fact);
-                    self.clusters[i][2 * e + 1] = Data::new(lb, Move::NULL, 0, 0, 0).0;
+                    self.clusters.as_mut_slice()[i][2 * e + 1] =
+                        Data::new(lb, Move::NULL, 0, 0, 0).0;
                 } else {
-                    self.clusters[i][2 * e] = 0;
-                    self.clusters[i][2 * e + 1] = 0;
+                    self.clusters.as_mut_slice()[i][2 * e] = 0;
+                    self.clusters.as_mut_slice()[i][2 * e + 1] = 0;
                 }
             }
         }
@@ -277,12 +285,12 @@ impl TranspositionTable {
     /// a node overlap their cache misses instead of paying for them one after another.
     #[inline]
     pub fn prefetch(&self, key: u128) {
-        super::prefetch(&self.clusters[self.cluster_index(key)]);
+        super::prefetch(&self.clusters.as_slice()[self.cluster_index(key)]);
     }
 
     #[inline]
     pub fn probe(&self, key: u128) -> Option<Probe> {
-        let cluster = &self.clusters[self.cluster_index(key)];
+        let cluster = &self.clusters.as_slice()[self.cluster_index(key)];
         let check = Self::check_word(key);
         for i in 0..ENTRIES_PER_CLUSTER {
             if cluster[2 * i] == check {
@@ -370,7 +378,7 @@ impl TranspositionTable {
     fn find(&self, key: u128) -> Option<(usize, Data)> {
         let index = self.cluster_index(key);
         let check = Self::check_word(key);
-        let cluster = &self.clusters[index];
+        let cluster = &self.clusters.as_slice()[index];
         (0..ENTRIES_PER_CLUSTER)
             .find(|&i| cluster[2 * i] == check)
             .map(|i| (index * ENTRIES_PER_CLUSTER + i, Data(cluster[2 * i + 1])))
@@ -380,7 +388,7 @@ impl TranspositionTable {
     /// older epochs first, then the smallest bound (cheapest to find again).
     fn victim(&self, key: u128) -> usize {
         let index = self.cluster_index(key);
-        let cluster = &self.clusters[index];
+        let cluster = &self.clusters.as_slice()[index];
         let mut best = 0;
         let mut best_value = u64::MAX;
         for i in 0..ENTRIES_PER_CLUSTER {
@@ -405,7 +413,7 @@ impl TranspositionTable {
 
     #[inline]
     fn write(&mut self, key: u128, slot: usize, data: Data) {
-        let cluster = &mut self.clusters[slot / ENTRIES_PER_CLUSTER];
+        let cluster = &mut self.clusters.as_mut_slice()[slot / ENTRIES_PER_CLUSTER];
         let i = slot % ENTRIES_PER_CLUSTER;
         cluster[2 * i] = Self::check_word(key);
         cluster[2 * i + 1] = data.0;
@@ -415,7 +423,7 @@ impl TranspositionTable {
     pub fn hashfull(&self) -> u32 {
         let mut used = 0u32;
         let mut seen = 0u32;
-        'outer: for cluster in &self.clusters {
+        'outer: for cluster in self.clusters.as_slice() {
             for i in 0..ENTRIES_PER_CLUSTER {
                 if seen == 1000 {
                     break 'outer;
