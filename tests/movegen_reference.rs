@@ -140,6 +140,19 @@ fn check_position(pos: &mut Position, cov: &mut Coverage) -> Vec<Move> {
         pos.checkers(),
         "checkers differ from reparsed in {sfen}"
     );
+    let mut unpacked = Position::empty();
+    unpacked.unpack_from(&pos.pack());
+    assert_eq!(
+        without_move_number(&unpacked.to_sfen()),
+        without_move_number(&sfen),
+        "pack / unpack changed {sfen}"
+    );
+    assert_eq!(unpacked.key(), pos.key(), "key after unpacking {sfen}");
+    assert_eq!(
+        unpacked.checkers(),
+        pos.checkers(),
+        "checkers after unpacking {sfen}"
+    );
     let reference: BTreeSet<Move> = reference_legal(pos, true).into_iter().collect();
 
     let mut list = MoveList::new();
@@ -199,6 +212,10 @@ fn check_position(pos: &mut Position, cov: &mut Coverage) -> Vec<Move> {
         assert!(*pos == before, "do/undo of {m} did not restore {sfen}");
     }
     reference.into_iter().collect()
+}
+
+fn without_move_number(sfen: &str) -> &str {
+    sfen.rsplit_once(' ').map_or(sfen, |(rest, _)| rest)
 }
 
 /// A sparse random position in the style of a tsume problem, or None if the draw was invalid.

@@ -42,15 +42,24 @@ pub struct CheckInfo {
     pub squares: [Bitboard; PieceType::NUM],
 }
 
-/// A position in 96 bytes (board, hands, side to move), for keeping many of them, as the
-/// breadth-first search does. The move number is not kept.
+/// A position in 72 bytes (board, hands, side to move), for keeping many of them, as the
+/// breadth-first search does. The move number is not kept. The board is stored sparsely, as the
+/// occupied squares and their pieces in square order, because a problem has far fewer pieces
+/// than squares: unpacking then visits pieces only, which the breadth-first search does for
+/// every position it expands.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PackedPosition {
-    /// `Piece::index()` per square, 0 for empty.
-    board: [u8; 81],
+    /// Occupied squares, bit `i` = square index `i` (the `Bitboard` layout), as two halves.
+    occupied: [u64; 2],
+    /// `Piece::index()` of each occupied square in square order; unused ones 0.
+    pieces: [u8; MAX_BOARD_PIECES],
     hands: [[u8; 7]; 2],
     side: u8,
 }
+
+/// A shogi set has 40 pieces, and positions with more are rejected on input.
+const MAX_BOARD_PIECES: usize = 40;
+const _: () = assert!(std::mem::size_of::<PackedPosition>() == 72);
 
 impl Position {
     /// An empty board, Black to move, move number 1.
@@ -207,9 +216,11 @@ impl Position {
     }
 
     pub fn pack(&self) -> PackedPosition {
-        let mut board = [0u8; 81];
-        for (cell, piece) in board.iter_mut().zip(self.board.iter()) {
-            *cell = piece.map_or(0, |p| p.index() as u8);
+        let occupied = self.occupied();
+        debug_assert!(occupied.count() as usize <= MAX_BOARD_PIECES);
+        let mut pieces = [0u8; MAX_BOARD_PIECES];
+        for (cell, sq) in pieces.iter_mut().zip(occupied) {
+            *cell = self.board[sq.index()].map_or(0, |p| p.index() as u8);
         }
         let mut hands = [[0u8; 7]; 2];
         for color in Color::ALL {
@@ -218,7 +229,8 @@ impl Position {
             }
         }
         PackedPosition {
-            board,
+            occupied: [occupied.0 as u64, (occupied.0 >> 64) as u64],
+            pieces,
             hands,
             side: self.side as u8,
         }
@@ -233,9 +245,10 @@ impl Position {
         self.kings = [None; 2];
         self.key = 0;
         self.side = Color::Black;
-        for (i, &code) in packed.board.iter().enumerate() {
+        let occupied = Bitboard(packed.occupied[0] as u128 | (packed.occupied[1] as u128) << 64);
+        for (sq, &code) in occupied.into_iter().zip(packed.pieces.iter()) {
             if let Some(piece) = Piece::from_index(code) {
-                self.put_piece(Square::from_index(i as u8), piece);
+                self.put_piece(sq, piece);
             }
         }
         for color in Color::ALL {
