@@ -155,17 +155,18 @@ static BETWEEN: [[u128; 81]; 81] = between_table();
 
 /// `DIRECTION[a][b]`: index into `DIRS` of the ray from `a` that passes through `b`, or 8.
 const fn direction_table() -> [[u8; 81]; 81] {
+    let rays = ray_table();
     let mut t = [[8u8; 81]; 81];
     let mut a = 0;
     while a < 81 {
         let mut d = 0;
         while d < 8 {
-            let mut f = (a / 9) as i32 + DIRS[d].0;
-            let mut r = (a % 9) as i32 + DIRS[d].1;
-            while on_board(f, r) {
-                t[a][(f * 9 + r) as usize] = d as u8;
-                f += DIRS[d].0;
-                r += DIRS[d].1;
+            let mut b = 0;
+            while b < 81 {
+                if rays[d][a] >> b & 1 != 0 {
+                    t[a][b] = d as u8;
+                }
+                b += 1;
             }
             d += 1;
         }

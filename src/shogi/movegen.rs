@@ -113,21 +113,19 @@ fn push_board_moves(
 }
 
 /// Every kind that moves on the board, the king excepted.
-const NON_KING_KINDS: [PieceType; 13] = [
-    PieceType::Pawn,
-    PieceType::Lance,
-    PieceType::Knight,
-    PieceType::Silver,
-    PieceType::Bishop,
-    PieceType::Rook,
-    PieceType::Gold,
-    PieceType::ProPawn,
-    PieceType::ProLance,
-    PieceType::ProKnight,
-    PieceType::ProSilver,
-    PieceType::Horse,
-    PieceType::Dragon,
-];
+const NON_KING_KINDS: [PieceType; 13] = {
+    let mut kinds = [PieceType::Pawn; 13];
+    let mut i = 0;
+    let mut n = 0;
+    while i < PieceType::ALL.len() {
+        if !matches!(PieceType::ALL[i], PieceType::King) {
+            kinds[n] = PieceType::ALL[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    kinds
+};
 
 /// Shared per-node data for the generators.
 struct Ctx {
