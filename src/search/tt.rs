@@ -61,6 +61,11 @@ pub struct AllocError {
 #[repr(C, align(64))]
 struct Cluster([u64; WORDS_PER_CLUSTER]);
 
+// One cluster, one cache line: a probe never touches two.
+const _: () = assert!(
+    std::mem::size_of::<Cluster>() == CLUSTER_BYTES && std::mem::align_of::<Cluster>() == 64
+);
+
 impl Index<usize> for Cluster {
     type Output = u64;
     #[inline]
