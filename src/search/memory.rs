@@ -5,10 +5,11 @@
 //!   search never fills costs nothing, and zeroing it is free;
 //! - on Linux the mapping is marked for transparent huge pages. Probes land at random all over
 //!   a table of gigabytes, and with 4 KB pages nearly every one also misses the TLB. Measured on
-//!   the reference machine (which gives huge pages only to memory that asks for them): huge pages
-//!   alone made `kyozume bench` 16% faster; with clusters also aligned to cache lines (the
-//!   allocator had put them 16 bytes off, so every probe touched two lines) it went from 6.3 s
-//!   to 4.2-4.5 s, and the 49,909-ply problem from 12.9 s to 10.1-10.4 s.
+//!   the reference machine (which gives huge pages only to memory that asks for them), huge
+//!   pages together with clusters aligned to cache lines (the allocator had put them 16 bytes
+//!   off, so every probe touched two lines) made `kyozume bench` 20-30% faster (6.0 / 6.4 s
+//!   against 8.1 / 7.5 s, runs alternated with the old build); breadth-first solves, whose key
+//!   set is smaller and whose shards are mostly below a huge page, measured no gain.
 //!
 //! The mapping is page-aligned, so records aligned to a cache line stay on one line.
 
