@@ -15,12 +15,11 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
-use super::helpmate::Abort;
+use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub(crate) enum BfsOutcome {
@@ -165,8 +164,7 @@ pub(crate) struct BfsLimits<'a> {
     /// Count shortest lines up to this many (1: find one only).
     pub solution_cap: u32,
     pub max_plies: u32,
-    pub stop: &'a AtomicBool,
-    pub deadline: Option<Instant>,
+    pub interrupt: Interrupt<'a>,
 }
 
 /// Runs the breadth-first search from `root` (attacker to move). `nodes` counts moves played;
@@ -192,7 +190,7 @@ pub(crate) fn search(
     let mut evasions = MoveList::new();
     let mut keys: Vec<u128> = Vec::with_capacity(movegen::MAX_MOVES);
     let mut next_index: HashMap<u128, u32> = HashMap::new();
-    let mut next_poll = *nodes + 4096;
+    let mut next_poll = *nodes + POLL_INTERVAL;
     let mut last_report = Instant::now();
     for depth in 0u32.. {
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
@@ -216,6 +214,8 @@ pub(crate) fn search(
         let mut mates: Vec<(u32, Move)> = Vec::new();
         let mut mate_count = 0u32;
         for (index, packed) in level.iter().enumerate() {
+            // Paths into this position (only tracked when counting).
+            let paths = if counting { counts[index] } else { 1 };
             pos.unpack_from(packed);
             checks.clear();
             movegen::checks(&pos, &mut checks);
@@ -226,7 +226,7 @@ pub(crate) fn search(
                 movegen::evasions(&pos, &mut evasions);
                 if evasions.is_empty() {
                     mates.push((index as u32, check));
-                    mate_count = mate_count.saturating_add(counts[index]).min(cap);
+                    mate_count = mate_count.saturating_add(paths).min(cap);
                     pos.undo_move(check);
                     if !counting {
                         break;
@@ -238,10 +238,13 @@ pub(crate) fn search(
                     pos.undo_move(check);
                     continue;
                 }
-                let others = graph.bytes()
-                    + edges.bytes()
-                    + (level.capacity() + next.capacity()) * PACKED_BYTES
-                    + next_index.capacity() * 32;
+                let others = working_bytes(
+                    &graph,
+                    &edges,
+                    level.capacity() + next.capacity(),
+                    counts.capacity() + next_counts.capacity(),
+                    next_index.capacity(),
+                );
                 let seen_budget = limits.budget_bytes.saturating_sub(others);
                 // Keys first (their slots prefetched together); only new positions are played.
                 keys.clear();
@@ -265,7 +268,7 @@ pub(crate) fn search(
                             edges.first.push(link);
                             if counting {
                                 next_index.insert(key, next_counts.len() as u32);
-                                next_counts.push(counts[index]);
+                                next_counts.push(paths);
                             }
                         }
                         Ok(false) if counting => {
@@ -273,7 +276,7 @@ pub(crate) fn search(
                             if let Some(&child) = next_index.get(&key) {
                                 edges.extra.push((child, link));
                                 let c = &mut next_counts[child as usize];
-                                *c = c.saturating_add(counts[index]).min(cap);
+                                *c = c.saturating_add(paths).min(cap);
                             }
                         }
                         Ok(false) => {}
@@ -286,21 +289,21 @@ pub(crate) fn search(
                 break;
             }
             if *nodes >= next_poll {
-                next_poll = *nodes + 4096;
-                let used = graph.bytes()
-                    + edges.bytes()
-                    + seen.bytes()
-                    + (level.capacity() + next.capacity()) * PACKED_BYTES
-                    + next_index.capacity() * 32;
+                next_poll = *nodes + POLL_INTERVAL;
+                let used = seen.bytes()
+                    + working_bytes(
+                        &graph,
+                        &edges,
+                        level.capacity() + next.capacity(),
+                        counts.capacity() + next_counts.capacity(),
+                        next_index.capacity(),
+                    );
                 if last_report.elapsed() >= Duration::from_secs(1) {
                     progress(lower_bound, *nodes, permille(used, limits.budget_bytes));
                     last_report = Instant::now();
                 }
-                if limits.stop.load(Ordering::Relaxed) {
-                    return give_up(GiveUp::Aborted(Abort::Stopped));
-                }
-                if limits.deadline.is_some_and(|d| Instant::now() >= d) {
-                    return give_up(GiveUp::Aborted(Abort::Timeout));
+                if let Some(abort) = limits.interrupt.check(Instant::now()) {
+                    return give_up(GiveUp::Aborted(abort));
                 }
                 if used > limits.budget_bytes {
                     return give_up(GiveUp::Memory);
@@ -317,18 +320,34 @@ pub(crate) fn search(
         }
         graph.push(edges);
         level = next;
-        counts = if counting {
-            next_counts
-        } else {
-            vec![1; level.len()]
-        };
+        counts = next_counts;
         if last_report.elapsed() >= Duration::from_millis(100) {
-            let used = graph.bytes() + seen.bytes() + level.capacity() * PACKED_BYTES;
+            let used = seen.bytes()
+                + working_bytes(
+                    &graph,
+                    &LevelEdges::default(),
+                    level.capacity(),
+                    counts.capacity(),
+                    0,
+                );
             progress(lower_bound + 2, *nodes, permille(used, limits.budget_bytes));
             last_report = Instant::now();
         }
     }
     unreachable!("levels are unbounded")
+}
+
+/// Memory held besides the key set: the level graph, the edges into the level being built,
+/// `positions` packed positions, `counts` path counts and `index_entries` entries of the
+/// counting index (capacities, not lengths).
+fn working_bytes(
+    graph: &LevelGraph,
+    edges: &LevelEdges,
+    positions: usize,
+    counts: usize,
+    index_entries: usize,
+) -> usize {
+    graph.bytes() + edges.bytes() + positions * PACKED_BYTES + counts * 4 + index_entries * 32
 }
 
 fn permille(used: usize, budget: usize) -> u32 {

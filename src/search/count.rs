@@ -11,12 +11,11 @@
 //! cuts hide nothing: a shortest line from a position that ran into a position above it would
 //! give the root a mate shorter than `L`.
 
-use super::helpmate::Abort;
+use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, Position};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub(crate) struct Counter<'a> {
@@ -26,8 +25,7 @@ pub(crate) struct Counter<'a> {
     pub cap: usize,
     pub lines: Vec<Vec<Move>>,
     pub nodes: u64,
-    pub stop: &'a AtomicBool,
-    pub deadline: Option<Instant>,
+    pub interrupt: Interrupt<'a>,
     pub abort: Option<Abort>,
     line: Vec<Move>,
     next_poll: u64,
@@ -41,8 +39,7 @@ impl<'a> Counter<'a> {
         path: &'a mut PathSet,
         cap: usize,
         nodes: u64,
-        stop: &'a AtomicBool,
-        deadline: Option<Instant>,
+        interrupt: Interrupt<'a>,
     ) -> Counter<'a> {
         Counter {
             pos,
@@ -51,11 +48,10 @@ impl<'a> Counter<'a> {
             cap,
             lines: Vec::new(),
             nodes,
-            stop,
-            deadline,
+            interrupt,
             abort: None,
             line: Vec::new(),
-            next_poll: nodes + 4096,
+            next_poll: nodes + POLL_INTERVAL,
         }
     }
 
@@ -66,11 +62,9 @@ impl<'a> Counter<'a> {
     fn poll(&mut self) {
         self.nodes += 1;
         if self.nodes >= self.next_poll {
-            self.next_poll = self.nodes + 4096;
-            if self.stop.load(Ordering::Relaxed) {
-                self.abort = Some(Abort::Stopped);
-            } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
-                self.abort = Some(Abort::Timeout);
+            self.next_poll = self.nodes + POLL_INTERVAL;
+            if let Some(abort) = self.interrupt.check(Instant::now()) {
+                self.abort = Some(abort);
             }
         }
     }

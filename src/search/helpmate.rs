@@ -80,6 +80,29 @@ pub(crate) enum Abort {
     Found,
 }
 
+/// What can end a search from outside: the `stop` flag and the time limit. Searches ask every
+/// `POLL_INTERVAL` nodes, since reading the clock is not free.
+#[derive(Clone, Copy)]
+pub(crate) struct Interrupt<'a> {
+    pub stop: &'a AtomicBool,
+    pub deadline: Option<Instant>,
+}
+
+pub(crate) const POLL_INTERVAL: u64 = 4096;
+
+impl Interrupt<'_> {
+    /// The reason to stop now, if there is one.
+    pub fn check(&self, now: Instant) -> Option<Abort> {
+        if self.stop.load(Ordering::Relaxed) {
+            Some(Abort::Stopped)
+        } else if self.deadline.is_some_and(|d| now >= d) {
+            Some(Abort::Timeout)
+        } else {
+            None
+        }
+    }
+}
+
 #[inline]
 fn plus_one(lb: u32) -> u32 {
     if lb == NEVER {
@@ -134,8 +157,7 @@ pub(crate) struct Iteration<'a> {
     pub limit: u32,
     pub nodes: u64,
     pub node_budget: u64,
-    pub stop: &'a AtomicBool,
-    pub deadline: Option<Instant>,
+    pub interrupt: Interrupt<'a>,
     pub abort: Option<Abort>,
     next_poll: u64,
     /// Called with (nodes, hashfull) about once a second during long iterations.
@@ -143,7 +165,6 @@ pub(crate) struct Iteration<'a> {
     next_tick: Instant,
 }
 
-const POLL_INTERVAL: u64 = 4096;
 const TICK_INTERVAL: Duration = Duration::from_secs(1);
 
 impl<'a> Iteration<'a> {
@@ -156,8 +177,7 @@ impl<'a> Iteration<'a> {
         limit: u32,
         nodes: u64,
         node_budget: u64,
-        stop: &'a AtomicBool,
-        deadline: Option<Instant>,
+        interrupt: Interrupt<'a>,
         tick: &'a mut dyn FnMut(u64, u32),
     ) -> Iteration<'a> {
         Iteration {
@@ -169,8 +189,7 @@ impl<'a> Iteration<'a> {
             limit,
             nodes,
             node_budget,
-            stop,
-            deadline,
+            interrupt,
             abort: None,
             next_poll: nodes + POLL_INTERVAL,
             tick,
@@ -184,12 +203,12 @@ impl<'a> Iteration<'a> {
         if self.nodes >= self.next_poll {
             self.next_poll = self.nodes + POLL_INTERVAL;
             let now = Instant::now();
-            if self.stop.load(Ordering::Relaxed) {
-                self.abort = Some(Abort::Stopped);
-            } else if self.deadline.is_some_and(|d| now >= d) {
-                self.abort = Some(Abort::Timeout);
-            } else if self.nodes >= self.node_budget {
-                self.abort = Some(Abort::Budget);
+            if let Some(abort) = self
+                .interrupt
+                .check(now)
+                .or((self.nodes >= self.node_budget).then_some(Abort::Budget))
+            {
+                self.abort = Some(abort);
             }
             if now >= self.next_tick {
                 self.next_tick = now + TICK_INTERVAL;

@@ -11,7 +11,7 @@ pub mod tt;
 
 use crate::shogi::movegen;
 use crate::shogi::{Move, Position};
-use helpmate::{Abort, Buffers, Iteration};
+use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use path::PathSet;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -196,7 +196,10 @@ impl Solver {
         if root.king(!root.side_to_move()).is_none() {
             return Err(SearchError::NoDefenderKing);
         }
-        let deadline = limits.time.map(|t| start + t);
+        let interrupt = Interrupt {
+            stop,
+            deadline: limits.time.map(|t| start + t),
+        };
         let max_plies = limits.max_plies.unwrap_or(u32::MAX - 2);
         self.tt.new_epoch();
         self.path.clear();
@@ -249,8 +252,7 @@ impl Solver {
                     budget_bytes: mb << 20,
                     solution_cap: cap.max(1) as u32,
                     max_plies,
-                    stop,
-                    deadline,
+                    interrupt,
                 };
                 let mut on_progress =
                     |lb: u32, n: u64, permille: u32| progress(&at(lb, lb, n, permille));
@@ -294,8 +296,7 @@ impl Solver {
                             &mut self.path,
                             cap,
                             nodes,
-                            stop,
-                            deadline,
+                            interrupt,
                         );
                         counter.count(0, len);
                         nodes = counter.nodes;
@@ -336,8 +337,7 @@ impl Solver {
                 depth,
                 nodes,
                 budget,
-                stop,
-                deadline,
+                interrupt,
                 &mut tick,
             );
             let result = it.attacker(0);

@@ -8,7 +8,7 @@
 
 use super::report::{Report, Status};
 use super::{exit, input, interrupt_flag, solve_position, SolveOptions};
-use crate::search::{self, Solver};
+use crate::search;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -108,12 +108,9 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         }
     };
     let entries = entries(&text);
-    let mut solver = match Solver::new_lazy(options.hash_mb) {
+    let mut solver = match super::solver_for(options, "kyozume solve --batch") {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("kyozume solve --batch: {e}");
-            return exit::BAD_INPUT;
-        }
+        Err(status) => return status,
     };
     let stop = interrupt_flag();
     let start = Instant::now();

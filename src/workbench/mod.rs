@@ -101,12 +101,9 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
         Ok(p) => p,
         Err(e) => return report_input_error(text, &e, options),
     };
-    let mut solver = match Solver::new_lazy(options.hash_mb) {
+    let mut solver = match solver_for(options, "kyozume solve") {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("kyozume solve: {e}");
-            return exit::BAD_INPUT;
-        }
+        Err(status) => return status,
     };
     let stop = interrupt_flag();
     let report =
@@ -117,6 +114,14 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
         print!("{}", report.human());
     }
     exit_code(report.status)
+}
+
+/// The solver for `options`, or (having said why on stderr as `command`) the exit status.
+fn solver_for(options: &SolveOptions, command: &str) -> Result<Solver, u8> {
+    Solver::new_lazy(options.hash_mb).map_err(|e| {
+        eprintln!("{command}: {e}");
+        exit::BAD_INPUT
+    })
 }
 
 fn report_input_error(text: &str, e: &InputError, options: &SolveOptions) -> u8 {
