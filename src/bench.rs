@@ -2,6 +2,7 @@
 //! how the engine's speed is measured (tests never time anything).
 
 use crate::search::{verify_helpmate, Limits, Outcome, Solver};
+use crate::shogi::movegen::MoveList;
 use crate::shogi::Position;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -142,34 +143,20 @@ pub fn run_checks(out: &mut dyn Write) -> std::io::Result<bool> {
         }
     }
     let rounds = 20;
-    let mut list = MoveList::new();
-    let start = std::time::Instant::now();
-    let mut direct = 0usize;
-    for _ in 0..rounds {
-        for pos in &positions {
-            list.clear();
-            movegen::checks(pos, &mut list);
-            direct += list.len();
-        }
-    }
-    let direct_secs = start.elapsed().as_secs_f64();
-    let start = std::time::Instant::now();
-    let mut filtered = 0usize;
-    for _ in 0..rounds {
-        for pos in &positions {
-            list.clear();
-            movegen::legal(pos, &mut list);
-            let ci = pos.check_info();
-            filtered += list
-                .iter()
-                .filter(|&&m| {
-                    ci.as_ref()
-                        .is_some_and(|ci| movegen::gives_check_with(pos, ci, m))
-                })
-                .count();
-        }
-    }
-    let filtered_secs = start.elapsed().as_secs_f64();
+    let (direct, direct_secs) = time_rounds(&positions, rounds, |pos, list| {
+        movegen::checks(pos, list);
+        list.len()
+    });
+    let (filtered, filtered_secs) = time_rounds(&positions, rounds, |pos, list| {
+        movegen::legal(pos, list);
+        let ci = pos.check_info();
+        list.iter()
+            .filter(|&&m| {
+                ci.as_ref()
+                    .is_some_and(|ci| movegen::gives_check_with(pos, ci, m))
+            })
+            .count()
+    });
     let calls = (positions.len() * rounds) as f64;
     writeln!(
         out,
@@ -182,4 +169,23 @@ pub fn run_checks(out: &mut dyn Write) -> std::io::Result<bool> {
         direct / rounds
     )?;
     Ok(direct == filtered && direct_secs < filtered_secs)
+}
+
+/// Total checks found by `find` over every position, `rounds` times, and the seconds taken
+/// (generic, so that each generator is timed inlined, as the search calls it).
+fn time_rounds(
+    positions: &[Position],
+    rounds: usize,
+    mut find: impl FnMut(&Position, &mut MoveList) -> usize,
+) -> (usize, f64) {
+    let mut list = MoveList::new();
+    let start = std::time::Instant::now();
+    let mut found = 0usize;
+    for _ in 0..rounds {
+        for pos in positions {
+            list.clear();
+            found += find(pos, &mut list);
+        }
+    }
+    (found, start.elapsed().as_secs_f64())
 }
