@@ -2,13 +2,16 @@
 //!
 //! Written as the Japan Shogi Association's notation rules have it: destination (full-width
 //! file digit, kanji rank) or 同 when it is the previous move's destination; the piece; then, only
-//! when another piece of the same kind could also go there, the words that tell them apart —
-//! 上 / 引 / 寄 (the motion) when that suffices, else 右 / 左 (seen from the mover's side), or 直
-//! for a gold-like piece or silver moving straight ahead; 打 for a drop when a piece on the
-//! board could also reach the square; 成 / 不成 when promotion was possible.
+//! when another piece of the same kind could also go there, the words that tell them apart — the
+//! motion 上 / 引 / 寄 when that suffices; else the position 左 / 右 (seen from the mover's side),
+//! or 直 for a gold-like piece or silver moving straight ahead (never for 龍 / 馬); else both
+//! (５五金左上); 打 for a drop when a piece on the board could also reach the square; 成 / 不成
+//! when promotion was possible. 成 / 不成 / 打 never pick the piece.
 //!
-//! Reading accepts what this module writes and common variants (同　玉 with a full-width space,
-//! 王 for 玉, 竜 for 龍, 打 written when not needed, ASCII digits, missing ▲/△).
+//! Reading takes the words for what they say: it accepts what this module writes and common
+//! variants (同　玉 with a full-width space, 王 for 玉, 竜 for 龍, 全 / 圭 / 杏, 打 or a motion
+//! written when not needed, 直 where the motion would do, ASCII digits, missing ▲/△), and
+//! reports a text that fits several moves as ambiguous.
 
 use super::movegen::{self, MoveList};
 use super::position::Position;
@@ -54,11 +57,40 @@ pub fn side_mark(color: Color) -> char {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// 上 / 引 / 寄: where the piece goes, seen from the mover.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Motion {
     Up,
     Down,
     Sideways,
+}
+
+impl Motion {
+    fn word(self) -> char {
+        match self {
+            Motion::Up => '上',
+            Motion::Down => '引',
+            Motion::Sideways => '寄',
+        }
+    }
+}
+
+/// 左 / 右 / 直: where the piece stood, seen from the mover.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    Left,
+    Right,
+    Straight,
+}
+
+impl Side {
+    fn word(self) -> char {
+        match self {
+            Side::Left => '左',
+            Side::Right => '右',
+            Side::Straight => '直',
+        }
+    }
 }
 
 fn motion(color: Color, from: Square, to: Square) -> Motion {
@@ -78,31 +110,9 @@ fn from_right(color: Color, sq: Square) -> u8 {
     }
 }
 
-/// The words that single out the piece moving in `m` among others of its kind that could also
-/// reach the destination (empty when it is the only one).
-fn disambiguation(pos: &Position, m: Move, legal: &[Move]) -> String {
-    let us = pos.side_to_move();
-    let (from, to) = (m.from(), m.to());
-    let kind = pos.piece_at(from).expect("mover").kind();
-    let mut rivals: Vec<Square> = legal
-        .iter()
-        .filter(|o| !o.is_drop() && o.to() == to && o.from() != from)
-        .filter(|o| pos.piece_at(o.from()).is_some_and(|p| p.kind() == kind))
-        .map(|o| o.from())
-        .collect();
-    rivals.sort();
-    rivals.dedup();
-    if rivals.is_empty() {
-        return String::new();
-    }
-    let own = motion(us, from, to);
-    let motion_word = match own {
-        Motion::Up => "上",
-        Motion::Down => "引",
-        Motion::Sideways => "寄",
-    };
-    // A gold, silver or promoted minor piece moving straight ahead is always 直.
-    let gold_like = matches!(
+/// Kinds that move straight ahead as 直 (gold, silver and the promoted minor pieces).
+fn uses_straight(kind: PieceType) -> bool {
+    matches!(
         kind,
         PieceType::Gold
             | PieceType::Silver
@@ -110,42 +120,100 @@ fn disambiguation(pos: &Position, m: Move, legal: &[Move]) -> String {
             | PieceType::ProLance
             | PieceType::ProKnight
             | PieceType::ProSilver
-    );
-    if gold_like && own == Motion::Up && from.file() == to.file() {
-        return "直".to_string();
+    )
+}
+
+/// One piece of the moving kind that can reach the destination, with the words that fit it.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    from: Square,
+    motion: Motion,
+    side: Option<Side>,
+}
+
+impl Candidate {
+    /// Whether the written words (either may be absent) fit this piece.
+    fn fits(&self, motion: Option<Motion>, side: Option<Side>) -> bool {
+        motion.is_none_or(|m| m == self.motion) && side.is_none_or(|s| Some(s) == self.side)
     }
-    let same_motion: Vec<Square> = rivals
+}
+
+/// Every piece of `kind` on the board that has a legal move to `to` (promoting or not).
+///
+/// 左 / 右 are told from the destination for most pieces (a gold on ６三 going to ５二 is 左);
+/// a dragon or horse has no 直 and is 左 or 右 of the other one (a dragon on ２二 going to ２四
+/// is 左 of one on １三).
+fn candidates(pos: &Position, kind: PieceType, to: Square, legal: &[Move]) -> Vec<Candidate> {
+    let us = pos.side_to_move();
+    let mut from: Vec<Square> = legal
         .iter()
-        .copied()
-        .filter(|&r| motion(us, r, to) == own)
+        .filter(|o| !o.is_drop() && o.to() == to)
+        .filter(|o| pos.piece_at(o.from()).is_some_and(|p| p.kind() == kind))
+        .map(|o| o.from())
         .collect();
-    if same_motion.is_empty() {
-        return motion_word.to_string();
+    from.sort();
+    from.dedup();
+    let relative_to_each_other = matches!(kind, PieceType::Dragon | PieceType::Horse);
+    from.iter()
+        .map(|&sq| {
+            let motion = motion(us, sq, to);
+            let mine = from_right(us, sq);
+            let side = if relative_to_each_other {
+                let others = || {
+                    from.iter()
+                        .filter(|&&o| o != sq)
+                        .map(|&o| from_right(us, o))
+                };
+                if others().all(|o| o < mine) {
+                    Some(Side::Left)
+                } else if others().all(|o| o > mine) {
+                    Some(Side::Right)
+                } else {
+                    None
+                }
+            } else if uses_straight(kind) && motion == Motion::Up && sq.file() == to.file() {
+                Some(Side::Straight)
+            } else {
+                match mine.cmp(&from_right(us, to)) {
+                    std::cmp::Ordering::Greater => Some(Side::Left),
+                    std::cmp::Ordering::Less => Some(Side::Right),
+                    std::cmp::Ordering::Equal => None,
+                }
+            };
+            Candidate {
+                from: sq,
+                motion,
+                side,
+            }
+        })
+        .collect()
+}
+
+/// The words that single out the piece moving in `m` among others of its kind that could also
+/// reach the destination (empty when it is the only one). The JSA order: the motion (上 引 寄)
+/// when it suffices, else the position (左 右 直), else both (５五金左上); promotion and 打 never
+/// pick the piece.
+fn disambiguation(pos: &Position, m: Move, legal: &[Move]) -> String {
+    let kind = pos.piece_at(m.from()).expect("mover").kind();
+    let cands = candidates(pos, kind, m.to(), legal);
+    if cands.len() <= 1 {
+        return String::new();
     }
-    let mine = from_right(us, from);
-    let word = if same_motion.iter().all(|&r| from_right(us, r) > mine) {
-        "右"
-    } else if same_motion.iter().all(|&r| from_right(us, r) < mine) {
-        "左"
-    } else {
-        // Three abreast: the middle one is named by its motion against the outer ones.
-        return motion_word.to_string();
+    let me = *cands.iter().find(|c| c.from == m.from()).expect("mover");
+    let unique = |motion: Option<Motion>, side: Option<Side>| {
+        cands.iter().filter(|c| c.fits(motion, side)).count() == 1
     };
-    // Left/right among pieces that move alike; add the motion when others move differently
-    // and left/right alone would not single the piece out among all of them.
-    let lr_alone_unique = rivals.iter().all(|&r| {
-        let theirs = from_right(us, r);
-        if word == "右" {
-            theirs > mine
-        } else {
-            theirs < mine
-        }
-    });
-    if lr_alone_unique {
-        word.to_string()
-    } else {
-        format!("{word}{motion_word}")
-    }
+    let motion_only = (Some(me.motion), None);
+    let side_only = (None, me.side);
+    let both = (Some(me.motion), me.side);
+    let (motion, side) = [motion_only, side_only, both]
+        .into_iter()
+        .find(|&(motion, side)| (motion.is_some() || side.is_some()) && unique(motion, side))
+        .unwrap_or(both);
+    side.map(Side::word)
+        .into_iter()
+        .chain(motion.map(Motion::word))
+        .collect()
 }
 
 /// One move in Japanese, with the side mark: `▲２三金打`, `△同玉`, `▲３二角成`.
@@ -275,18 +343,113 @@ fn normalize(text: &str) -> String {
     out
 }
 
+/// A move text taken apart: `４六金左上成` or `同玉` (after normalising).
+#[derive(Debug, PartialEq, Eq)]
+struct MoveText {
+    /// None for 同.
+    to: Option<Square>,
+    kind: PieceType,
+    motion: Option<Motion>,
+    side: Option<Side>,
+    promote: Option<bool>,
+    drop: bool,
+}
+
+/// Names a reader meets, the two-character ones first so 成香 is not read as 成 + 香.
+const PIECE_NAMES: [(&str, PieceType); 17] = [
+    ("成香", PieceType::ProLance),
+    ("成桂", PieceType::ProKnight),
+    ("成銀", PieceType::ProSilver),
+    ("歩", PieceType::Pawn),
+    ("香", PieceType::Lance),
+    ("桂", PieceType::Knight),
+    ("銀", PieceType::Silver),
+    ("金", PieceType::Gold),
+    ("角", PieceType::Bishop),
+    ("飛", PieceType::Rook),
+    ("玉", PieceType::King),
+    ("と", PieceType::ProPawn),
+    ("杏", PieceType::ProLance),
+    ("圭", PieceType::ProKnight),
+    ("全", PieceType::ProSilver),
+    ("馬", PieceType::Horse),
+    ("龍", PieceType::Dragon),
+];
+
+/// Splits a normalised move body (no side mark) into its parts; None when it is not a move.
+fn split_move_text(body: &str) -> Option<MoveText> {
+    let mut rest = body;
+    let mut to = None;
+    let mut chars = rest.chars();
+    if let (Some(f), Some(r)) = (chars.next(), chars.next()) {
+        let file = FILE_DIGITS.iter().position(|&c| c == f);
+        let rank = RANK_KANJI.iter().position(|&c| c == r);
+        if let (Some(file), Some(rank)) = (file, rank) {
+            to = Some(Square::new(file as u8, rank as u8));
+            rest = chars.as_str();
+        }
+    }
+    // 同 alone, or after the square it stands for (４六同金).
+    if let Some(after) = rest.strip_prefix('同') {
+        rest = after;
+    } else if to.is_none() {
+        return None;
+    }
+    let (name, kind) = PIECE_NAMES.iter().find(|(n, _)| rest.starts_with(n))?;
+    rest = &rest[name.len()..];
+    let mut text = MoveText {
+        to,
+        kind: *kind,
+        motion: None,
+        side: None,
+        promote: None,
+        drop: false,
+    };
+    loop {
+        let mut chars = rest.chars();
+        let Some(c) = chars.next() else { break };
+        match c {
+            '上' | '行' | '入' if text.motion.is_none() => text.motion = Some(Motion::Up),
+            '引' if text.motion.is_none() => text.motion = Some(Motion::Down),
+            '寄' if text.motion.is_none() => text.motion = Some(Motion::Sideways),
+            '左' if text.side.is_none() => text.side = Some(Side::Left),
+            '右' if text.side.is_none() => text.side = Some(Side::Right),
+            '直' if text.side.is_none() => text.side = Some(Side::Straight),
+            '打' if !text.drop => text.drop = true,
+            '成' if text.promote.is_none() => text.promote = Some(true),
+            '不' | '生' if text.promote.is_none() => {
+                text.promote = Some(false);
+                if c == '不' {
+                    chars.next().filter(|&n| n == '成')?;
+                }
+            }
+            _ => return None,
+        }
+        rest = chars.as_str();
+    }
+    Some(text)
+}
+
 /// Reads one move written in Japanese in `pos`; `previous` is the last move's destination.
+///
+/// The words are read for what they say, so a text that names the piece unambiguously is
+/// accepted even where the writer would put it otherwise (`４六金直` for `４六金上`, an unneeded
+/// 打 or 上, 不成 left out).
 pub fn parse_japanese_move(
     pos: &Position,
     text: &str,
     previous: Option<Square>,
     index: usize,
 ) -> Result<Move, JapaneseError> {
+    let no_match = || JapaneseError::NoMatch {
+        index,
+        text: text.to_string(),
+    };
     let norm = normalize(text);
     let (side, body) = match norm.chars().next() {
-        Some('▲') => (Some(Color::Black), norm['▲'.len_utf8()..].to_string()),
-        Some('△') => (Some(Color::White), norm['△'.len_utf8()..].to_string()),
-        _ => (None, norm.clone()),
+        Some('▲') => (Some(Color::Black), &norm['▲'.len_utf8()..]),
+        Some('△') => (Some(Color::White), &norm['△'.len_utf8()..]),
+        _ => (None, norm.as_str()),
     };
     if let Some(written) = side {
         if written != pos.side_to_move() {
@@ -298,43 +461,55 @@ pub fn parse_japanese_move(
             });
         }
     }
-    if body.starts_with('同') && previous.is_none() {
-        return Err(JapaneseError::NoPrevious {
-            index,
-            text: text.to_string(),
-        });
-    }
+    let parts = split_move_text(body).ok_or_else(no_match)?;
+    let to = match (parts.to, previous) {
+        (Some(to), _) => to,
+        (None, Some(previous)) => previous,
+        (None, None) => {
+            return Err(JapaneseError::NoPrevious {
+                index,
+                text: text.to_string(),
+            })
+        }
+    };
     let mut legal = MoveList::new();
     movegen::legal(pos, &mut legal);
-    let written: Vec<(Move, String)> = legal
-        .iter()
-        .map(|&m| {
-            let full = move_to_japanese_with(pos, m, previous, &legal);
-            (
-                m,
-                full[side_mark(pos.side_to_move()).len_utf8()..].to_string(),
-            )
-        })
-        .collect();
-    // Exactly as written here, or also with an unneeded 打, or with 同 spelled as the square.
-    let exact: Vec<Move> = written
-        .iter()
-        .filter(|(m, w)| {
-            *w == body
-                || (m.is_drop() && format!("{w}打") == body)
-                || (w.starts_with('同') && {
-                    let sq = square_name(m.to());
-                    body == w.replacen('同', &sq, 1)
-                })
-        })
-        .map(|(m, _)| *m)
-        .collect();
-    match exact.len() {
-        1 => Ok(exact[0]),
-        0 => Err(JapaneseError::NoMatch {
-            index,
-            text: text.to_string(),
-        }),
+    let cands = candidates(pos, parts.kind, to, &legal);
+    // A drop is written with 打 whenever a board piece of its kind could go there too.
+    let matching: Vec<Move> = if parts.drop || cands.is_empty() {
+        if parts.motion.is_some() || parts.side.is_some() || parts.promote.is_some() {
+            return Err(no_match());
+        }
+        legal
+            .iter()
+            .copied()
+            .filter(|m| m.is_drop() && m.to() == to && m.dropped() == parts.kind)
+            .collect()
+    } else {
+        let fitting: Vec<Square> = cands
+            .iter()
+            .filter(|c| c.fits(parts.motion, parts.side))
+            .map(|c| c.from)
+            .collect();
+        // The words must pick the piece on their own; 成 / 不成 only say how it moves.
+        if fitting.len() > 1 {
+            return Err(JapaneseError::Ambiguous {
+                index,
+                text: text.to_string(),
+                count: fitting.len(),
+            });
+        }
+        let promote = parts.promote.unwrap_or(false);
+        legal
+            .iter()
+            .copied()
+            .filter(|m| !m.is_drop() && m.to() == to && fitting.contains(&m.from()))
+            .filter(|m| m.is_promotion() == promote)
+            .collect()
+    };
+    match matching.len() {
+        1 => Ok(matching[0]),
+        0 => Err(no_match()),
         count => Err(JapaneseError::Ambiguous {
             index,
             text: text.to_string(),
@@ -401,8 +576,8 @@ mod tests {
         let up_side = "4k4/9/9/9/9/9/9/4G4/3G5 b - 1";
         let pos = Position::from_sfen(up_side).unwrap();
         let m = pos.parse_move("6i6h").unwrap();
-        // Straight ahead is always 直 for a gold, even when 上 would do.
-        assert_eq!(move_to_japanese(&pos, m, None), "▲６八金直");
+        // The motion tells them apart, so 上 (not 直) for the one going straight ahead.
+        assert_eq!(move_to_japanese(&pos, m, None), "▲６八金上");
         assert_eq!(jp(up_side, "5h6h"), "▲６八金寄");
         // Three golds: sideways 寄, diagonal 左上 (左 alone fits the 寄 one too), straight 直.
         let three = "4k4/9/9/9/3G5/3GG4/9/9/4K4 b - 1";
