@@ -116,7 +116,21 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
         None => {
             let config = load_config(cli)?;
             let stdin = std::io::stdin();
-            let status = kyozume::usi::run(config, stdin.lock(), kyozume::usi::Output::stdout());
+            let status = kyozume::usi::run(
+                config,
+                std::io::BufReader::new(stdin),
+                kyozume::usi::Output::stdout(),
+                |engine| {
+                    // SIGINT / SIGTERM: the running search stops and answers, queued work is
+                    // dropped, and the process ends (stdin may still be open, so the input
+                    // loop cannot be relied on to notice).
+                    let _ = ctrlc::set_handler(move || {
+                        engine.interrupt();
+                        engine.wait(Duration::from_secs(2));
+                        std::process::exit(130);
+                    });
+                },
+            );
             Ok(ExitCode::from(status as u8))
         }
         Some(Command::Solve {

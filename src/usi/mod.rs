@@ -1,5 +1,12 @@
 //! The USI front end: a loop thread that reads commands and a search thread that owns the
-//! solver. The loop keeps answering (`isready`, `stop`, `position`, ...) while a search runs.
+//! solver.
+//!
+//! Commands take effect in the order they arrive. The loop thread parses each line at once and
+//! keeps the position and options; everything that produces output or needs the solver goes
+//! to the search thread as a job, in arrival order, so a `go` sent while another search runs
+//! waits for it, and every reply (errors included) comes out in the order of the commands.
+//! Only `stop`, `quit` and `isready` during a search act at once. At the end of input the
+//! queued work is finished before the engine exits.
 
 pub mod command;
 pub mod options;
@@ -12,7 +19,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use options::OptionChange;
 use parking_lot::Mutex;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,7 +29,11 @@ pub const ENGINE_AUTHOR: &str = "the kyozume developers";
 /// Where protocol lines go: each line is written whole and flushed at once, so lines from the
 /// two threads never interleave.
 #[derive(Clone)]
-pub struct Output(Arc<Mutex<Box<dyn Write + Send>>>);
+pub struct Output {
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    /// Set when a write fails: the reader is gone and the engine ends quietly.
+    broken: Arc<AtomicBool>,
+}
 
 impl Output {
     pub fn stdout() -> Output {
@@ -30,38 +41,55 @@ impl Output {
     }
 
     pub fn new(w: Box<dyn Write + Send>) -> Output {
-        Output(Arc::new(Mutex::new(w)))
+        Output {
+            writer: Arc::new(Mutex::new(w)),
+            broken: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     pub fn line(&self, text: &str) {
-        let mut w = self.0.lock();
-        // A closed pipe means the GUI is gone; there is nobody left to tell.
-        let _ = writeln!(w, "{text}");
-        let _ = w.flush();
+        let mut w = self.writer.lock();
+        if writeln!(w, "{text}").and_then(|_| w.flush()).is_err() {
+            self.broken.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a write has failed (a closed pipe: the GUI is gone).
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::SeqCst)
     }
 
     /// `info string error: ...`, kept to one ASCII line whatever the message holds.
     pub fn error(&self, message: &str) {
-        let clean: String = message
-            .chars()
-            .map(|c| {
-                if c.is_ascii() && !c.is_ascii_control() {
-                    c
-                } else {
-                    '?'
-                }
-            })
-            .collect();
-        self.line(&format!("info string error: {clean}"));
+        self.line(&error_line(message));
     }
+}
+
+/// `info string error: ...` with anything but printable ASCII replaced by `?`.
+fn error_line(message: &str) -> String {
+    let clean: String = message
+        .chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    format!("info string error: {clean}")
 }
 
 /// Work for the search thread, in the order the GUI sent it.
 enum Job {
     Go {
+        /// Numbered from 1 in arrival order, so that a `stop` ends exactly the `go`s before it.
+        id: u64,
         position: Box<Position>,
         limits: Limits,
     },
+    /// Protocol lines to print once the jobs before them are done.
+    Lines(Vec<String>),
     Resize(usize),
     Clear,
     /// Answer `readyok` once the jobs before it (a table resize, say) are done.
@@ -69,19 +97,105 @@ enum Job {
     Quit,
 }
 
-/// State shared by the two threads.
+/// State shared by the loop thread, the search thread and a signal handler.
 struct Shared {
+    /// Polled by the running search.
     stop: AtomicBool,
-    searching: AtomicBool,
+    /// `stop` ends every `go` numbered up to this one, running or still queued.
+    stop_through: AtomicU64,
+    /// `quit`, a signal or a closed output: whatever is still queued is dropped.
+    quitting: AtomicBool,
+    searches: Mutex<Searches>,
+}
+
+/// Which `go`s are unanswered, for `isready` during a search; behind one lock so that a
+/// `readyok` can never fall between a search ending and the next one starting.
+#[derive(Default)]
+struct Searches {
+    /// `go`s sent and not yet answered.
+    unanswered: usize,
+    /// Whether one is running now.
+    running: bool,
+    /// `readyok`s owed to an `isready` that came while the unanswered `go`s were still queued:
+    /// printed as the next search starts, so they wait for no search and pass no reply to a
+    /// command before that search.
+    ready_owed: usize,
+}
+
+impl Shared {
+    /// Ends the running search and every `go` numbered up to `through`.
+    fn stop_through(&self, through: u64) {
+        // The bound first, then the flag: a search that starts in between sees the bound
+        // (see `begin`), one already running sees the flag.
+        self.stop_through.fetch_max(through, Ordering::SeqCst);
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Starts `go` number `id`: arms the stop flag, honouring a `stop` that came while it
+    /// waited, and pays the `readyok`s owed.
+    fn begin(&self, id: u64, out: &Output) {
+        self.stop.store(false, Ordering::SeqCst);
+        if self.stop_through.load(Ordering::SeqCst) >= id {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+        let mut searches = self.searches.lock();
+        searches.running = true;
+        for _ in 0..std::mem::take(&mut searches.ready_owed) {
+            out.line("readyok");
+        }
+    }
+
+    /// A `go` is answered (its reply goes out right after).
+    fn end(&self) {
+        let mut searches = self.searches.lock();
+        searches.running = false;
+        searches.unanswered -= 1;
+    }
+
+    fn quit_now(&self) {
+        self.quitting.store(true, Ordering::SeqCst);
+        self.stop_through(u64::MAX);
+    }
+}
+
+/// Ends an engine from outside its input (a signal handler): the running search stops and
+/// answers, queued work is dropped, and `wait` returns once the search thread is gone.
+#[derive(Clone)]
+pub struct Interrupt {
+    shared: Arc<Shared>,
+    jobs: Sender<Job>,
+    finished: Receiver<()>,
+}
+
+impl Interrupt {
+    pub fn interrupt(&self) {
+        self.shared.quit_now();
+        let _ = self.jobs.send(Job::Quit);
+    }
+
+    /// Waits (at most `limit`) for the search thread to end after `interrupt`.
+    pub fn wait(&self, limit: Duration) {
+        let _ = self.finished.recv_timeout(limit);
+    }
 }
 
 /// Runs the engine until `quit` or the end of input. Returns the process exit status.
-pub fn run(config: EngineConfig, input: impl BufRead, out: Output) -> i32 {
+/// `on_start` receives a handle that ends the engine from elsewhere (the binary installs it as
+/// the SIGINT / SIGTERM handler).
+pub fn run(
+    config: EngineConfig,
+    input: impl BufRead + Send + 'static,
+    out: Output,
+    on_start: impl FnOnce(Interrupt),
+) -> i32 {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
-        searching: AtomicBool::new(false),
+        stop_through: AtomicU64::new(0),
+        quitting: AtomicBool::new(false),
+        searches: Mutex::new(Searches::default()),
     });
     let (jobs, job_rx) = unbounded::<Job>();
+    let (finished_tx, finished) = crossbeam_channel::bounded::<()>(1);
     let search_thread = {
         let shared = Arc::clone(&shared);
         let out = out.clone();
@@ -89,33 +203,59 @@ pub fn run(config: EngineConfig, input: impl BufRead, out: Output) -> i32 {
         std::thread::Builder::new()
             .name("search".into())
             .stack_size(search::SEARCH_STACK_BYTES)
-            .spawn(move || search_loop(job_rx, &shared, &out, hash_mb))
+            .spawn(move || {
+                search_loop(job_rx, &shared, &out, hash_mb);
+                drop(finished_tx);
+            })
             .expect("spawn the search thread")
     };
+    on_start(Interrupt {
+        shared: Arc::clone(&shared),
+        jobs: jobs.clone(),
+        finished: finished.clone(),
+    });
     let mut session = Session {
         config,
         position: Position::startpos(),
         shared: Arc::clone(&shared),
         jobs: jobs.clone(),
         out: out.clone(),
+        gos_sent: 0,
     };
-    for line in input.lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                // Not UTF-8 (or a read error): report and keep reading.
-                if e.kind() == std::io::ErrorKind::InvalidData {
-                    out.error("input line is not valid UTF-8");
-                    continue;
+    // Lines are read on their own thread, so that the engine can end while a read blocks
+    // (the search thread ends first when the output is gone or on a signal).
+    let (line_tx, lines) = unbounded::<std::io::Result<String>>();
+    std::thread::Builder::new()
+        .name("input".into())
+        .spawn(move || {
+            for line in input.lines() {
+                if line_tx.send(line).is_err() {
+                    break;
                 }
-                break;
             }
+        })
+        .expect("spawn the input thread");
+    loop {
+        let line = crossbeam_channel::select! {
+            recv(lines) -> line => line,
+            recv(finished) -> _ => break,
         };
-        if !session.handle(&line) {
+        let line = match line {
+            Ok(Ok(l)) => l,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                // Not UTF-8: report and keep reading.
+                session.reply(vec![error_line("input line is not valid UTF-8")]);
+                continue;
+            }
+            // The end of input, or a read error.
+            Ok(Err(_)) | Err(_) => break,
+        };
+        if !session.handle(&line) || out.is_broken() {
+            shared.quit_now();
             break;
         }
     }
-    shared.stop.store(true, Ordering::SeqCst);
+    // The end of input finishes what was asked for: the queue runs out, then the thread ends.
     let _ = jobs.send(Job::Quit);
     let _ = search_thread.join();
     0
@@ -127,59 +267,69 @@ struct Session {
     shared: Arc<Shared>,
     jobs: Sender<Job>,
     out: Output,
+    gos_sent: u64,
 }
 
 impl Session {
+    /// Queues output behind the work before it.
+    fn reply(&self, lines: Vec<String>) {
+        let _ = self.jobs.send(Job::Lines(lines));
+    }
+
+    fn error(&self, message: &str) {
+        self.reply(vec![error_line(message)]);
+    }
+
     /// Handles one input line; false on `quit`.
     fn handle(&mut self, line: &str) -> bool {
         let command = match Command::parse(line) {
             Ok(c) => c,
             Err(e) => {
-                self.out.error(&e.to_string());
+                self.error(&e.to_string());
                 return true;
             }
         };
         match command {
             Command::Nothing | Command::PonderHit => {}
             Command::Usi => {
-                self.out.line(&format!(
-                    "id name {ENGINE_NAME} {}",
-                    env!("CARGO_PKG_VERSION")
-                ));
-                self.out.line(&format!("id author {ENGINE_AUTHOR}"));
-                for decl in options::declarations(&self.config) {
-                    self.out.line(&decl);
-                }
-                self.out.line("usiok");
+                let mut lines = vec![
+                    format!("id name {ENGINE_NAME} {}", env!("CARGO_PKG_VERSION")),
+                    format!("id author {ENGINE_AUTHOR}"),
+                ];
+                lines.extend(options::declarations(&self.config));
+                lines.push("usiok".to_string());
+                self.reply(lines);
             }
             Command::IsReady => {
-                // During a search, at once; otherwise after pending work such as a resize, so
-                // that its outcome is reported before `readyok`.
-                if self.shared.searching.load(Ordering::SeqCst) {
+                // During a search (a `go` unanswered), at once: now if one runs, else as the
+                // next one starts. Otherwise after the work queued before it, such as a table
+                // resize, so that its outcome is reported before `readyok`.
+                let mut searches = self.shared.searches.lock();
+                if searches.unanswered == 0 {
+                    let _ = self.jobs.send(Job::Ready);
+                } else if searches.running {
                     self.out.line("readyok");
                 } else {
-                    let _ = self.jobs.send(Job::Ready);
+                    searches.ready_owed += 1;
                 }
             }
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
             Command::UsiNewGame | Command::GameOver => {}
             Command::Position { base, moves } => match build_position(&base, &moves) {
                 Ok(p) => self.position = p,
-                Err(e) => self.out.error(&format!("{e}; position unchanged")),
+                Err(e) => self.error(&format!("{e}; position unchanged")),
             },
             Command::GoMate(time) => self.go_mate(time),
-            Command::GoGame => {
-                self.out
-                    .line("info string kyozume only solves helpmates: use 'go mate'");
-                self.out.line("bestmove resign");
-            }
-            Command::Stop => self.shared.stop.store(true, Ordering::SeqCst),
+            Command::GoGame => self.reply(vec![
+                "info string kyozume only solves helpmates: use 'go mate'".to_string(),
+                "bestmove resign".to_string(),
+            ]),
+            Command::Stop => self.shared.stop_through(self.gos_sent),
             Command::Quit => return false,
             Command::Display => {
-                for l in crate::shogi::display::board_lines(&self.position) {
-                    self.out.line(&l);
-                }
-                self.out.line(&format!("sfen {}", self.position.to_sfen()));
+                let mut lines = crate::shogi::display::board_lines(&self.position);
+                lines.push(format!("sfen {}", self.position.to_sfen()));
+                self.reply(lines);
             }
         }
         true
@@ -187,7 +337,7 @@ impl Session {
 
     fn set_option(&mut self, name: &str, value: Option<&str>) {
         match options::parse_change(name, value) {
-            Err(e) => self.out.error(&e.to_string()),
+            Err(e) => self.error(&e.to_string()),
             Ok(OptionChange::HashMb(mb)) => {
                 self.config.hash_mb = mb;
                 let _ = self.jobs.send(Job::Resize(mb));
@@ -202,15 +352,11 @@ impl Session {
     }
 
     fn go_mate(&mut self, time: MateTime) {
-        if self.shared.searching.load(Ordering::SeqCst) {
-            self.out
-                .error("a search is already running; send 'stop' first");
-            return;
-        }
         if self.position.king(!self.position.side_to_move()).is_none() {
-            self.out
-                .error("the side not to move has no king, so there is nothing to mate");
-            self.out.line("checkmate nomate");
+            self.reply(vec![
+                error_line("the side not to move has no king, so there is nothing to mate"),
+                "checkmate nomate".to_string(),
+            ]);
             return;
         }
         let limits = Limits {
@@ -222,11 +368,10 @@ impl Session {
             solution_limit: self.config.solution_limit,
             ..Default::default()
         };
-        // Cleared here, not on the search thread, so that a `stop` sent right after `go` is
-        // never lost.
-        self.shared.stop.store(false, Ordering::SeqCst);
-        self.shared.searching.store(true, Ordering::SeqCst);
+        self.gos_sent += 1;
+        self.shared.searches.lock().unanswered += 1;
         let _ = self.jobs.send(Job::Go {
+            id: self.gos_sent,
             position: Box::new(self.position.clone()),
             limits,
         });
@@ -249,30 +394,70 @@ pub fn build_position(base: &PositionBase, moves: &[String]) -> Result<Position,
 }
 
 fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usize) {
-    let mut solver = match Solver::new(hash_mb) {
-        Ok(s) => s,
-        Err(e) => {
-            out.error(&format!("{e}; using 16 MB"));
-            Solver::new(16).expect("a 16 MB table")
+    // The table is made at the first `isready` or `go` (a GUI expects the long work there), so
+    // `usi` is answered at once.
+    let mut hash_mb = hash_mb;
+    let mut table: Option<Solver> = None;
+    let make_solver = |hash_mb: usize| -> Solver {
+        match Solver::new(hash_mb) {
+            Ok(s) => s,
+            Err(e) => {
+                out.error(&format!("{e}; using 16 MB"));
+                Solver::new(16).expect("a 16 MB table")
+            }
         }
     };
     for job in jobs.iter() {
+        if out.is_broken() {
+            shared.quit_now();
+            break;
+        }
+        // After `quit` or a signal the queue is drained without doing the work: every `go`
+        // still gets its one reply, and what was queued before is printed in order.
+        let quitting = shared.quitting.load(Ordering::SeqCst);
         match job {
             Job::Quit => break,
-            Job::Clear => solver.clear(),
-            Job::Ready => out.line("readyok"),
-            Job::Resize(mb) => {
-                if let Err(e) = solver.resize(mb) {
-                    out.error(&format!("{e}; keeping {} MB", solver.hash_mb()));
+            Job::Clear if !quitting => {
+                if let Some(solver) = table.as_mut() {
+                    solver.clear();
                 }
             }
-            Job::Go { position, limits } => {
+            Job::Resize(mb) if !quitting => match table.as_mut() {
+                Some(solver) => {
+                    if let Err(e) = solver.resize(mb) {
+                        out.error(&format!("{e}; keeping {} MB", solver.hash_mb()));
+                    }
+                }
+                None => hash_mb = mb,
+            },
+            Job::Clear | Job::Resize(_) => {}
+            Job::Ready => {
+                table.get_or_insert_with(|| make_solver(hash_mb));
+                out.line("readyok");
+            }
+            Job::Lines(lines) => lines.iter().for_each(|l| out.line(l)),
+            Job::Go { id, .. } if quitting => {
+                shared.begin(id, out);
+                shared.end();
+                out.line("checkmate timeout");
+            }
+            Job::Go {
+                id,
+                position,
+                limits,
+            } => {
+                shared.begin(id, out);
+                let solver = table.get_or_insert_with(|| make_solver(hash_mb));
                 let result = solver.solve(&position, &limits, &shared.stop, &mut |p| {
-                    out.line(&info_line(p))
+                    out.line(&info_line(p));
+                    if out.is_broken() {
+                        // Nobody reads the answer any more.
+                        shared.stop.store(true, Ordering::SeqCst);
+                    }
                 });
-                // Idle again before the answer goes out: a GUI may send the next `go` as soon
-                // as it reads the `checkmate` line.
-                shared.searching.store(false, Ordering::SeqCst);
+                // Answered before the line goes out: a GUI may send `isready` as soon as it
+                // reads `checkmate`, and that one waits for the queue like any other.
+                shared.end();
                 match result {
                     Ok(r) => report_result(out, &r),
                     Err(e) => {

@@ -165,3 +165,41 @@ impl Drop for Engine {
         let _ = self.child.wait();
     }
 }
+
+/// What the engine printed for a whole script written to its stdin at once (stdin then
+/// closed, nothing waited for), its exit status and how long it ran. Panics after `timeout`.
+pub fn run_script(
+    script: &str,
+    timeout: Duration,
+) -> (Vec<String>, std::process::ExitStatus, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kyozume"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn kyozume");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(script.as_bytes())
+        .expect("write the script");
+    drop(stdin);
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = unbounded();
+    std::thread::spawn(move || {
+        let lines: Vec<String> = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .collect();
+        let _ = tx.send(lines);
+    });
+    let lines = match rx.recv_timeout(timeout) {
+        Ok(lines) => lines,
+        Err(_) => {
+            let _ = child.kill();
+            panic!("the engine did not finish the script within {timeout:?}");
+        }
+    };
+    let status = child.wait().expect("wait for kyozume");
+    (lines, status, start.elapsed())
+}
