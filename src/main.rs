@@ -127,7 +127,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                     let _ = ctrlc::set_handler(move || {
                         engine.interrupt();
                         engine.wait(Duration::from_secs(2));
-                        std::process::exit(130);
+                        std::process::exit(kyozume::usi::INTERRUPTED_STATUS);
                     });
                 },
             );

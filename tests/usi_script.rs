@@ -188,3 +188,45 @@ fn quit_during_a_search_is_immediate() {
     );
     assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
 }
+
+#[test]
+fn sigint_and_sigterm_stop_the_search_with_its_reply() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    for signal in ["-INT", "-TERM"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kyozume"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // stdin stays open: the signal, not the end of input, ends the engine.
+        writeln!(
+            stdin,
+            "position sfen {}\ngo mate infinite\ngo mate infinite",
+            problem(HARD).sfen
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(first.starts_with("info depth"), "{first}");
+        let sent = std::time::Instant::now();
+        let kill = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = child.wait().unwrap();
+        assert!(sent.elapsed() < Duration::from_millis(1000), "{signal}");
+        assert_eq!(status.code(), Some(130), "{signal}");
+        let rest: Vec<String> = out.lines().map_while(Result::ok).collect();
+        assert_eq!(
+            replies(&rest),
+            ["checkmate timeout", "checkmate timeout"],
+            "{signal}: {rest:?}"
+        );
+        drop(stdin);
+    }
+}

@@ -105,6 +105,8 @@ struct Shared {
     stop_through: AtomicU64,
     /// `quit`, a signal or a closed output: whatever is still queued is dropped.
     quitting: AtomicBool,
+    /// Ended by a signal: the exit status says so.
+    interrupted: AtomicBool,
     searches: Mutex<Searches>,
 }
 
@@ -169,6 +171,7 @@ pub struct Interrupt {
 
 impl Interrupt {
     pub fn interrupt(&self) {
+        self.shared.interrupted.store(true, Ordering::SeqCst);
         self.shared.quit_now();
         let _ = self.jobs.send(Job::Quit);
     }
@@ -179,7 +182,8 @@ impl Interrupt {
     }
 }
 
-/// Runs the engine until `quit` or the end of input. Returns the process exit status.
+/// Runs the engine until `quit` or the end of input. Returns the process exit status: 0, or
+/// [`INTERRUPTED_STATUS`] after [`Interrupt::interrupt`].
 /// `on_start` receives a handle that ends the engine from elsewhere (the binary installs it as
 /// the SIGINT / SIGTERM handler).
 pub fn run(
@@ -192,6 +196,7 @@ pub fn run(
         stop: AtomicBool::new(false),
         stop_through: AtomicU64::new(0),
         quitting: AtomicBool::new(false),
+        interrupted: AtomicBool::new(false),
         searches: Mutex::new(Searches::default()),
     });
     let (jobs, job_rx) = unbounded::<Job>();
@@ -258,8 +263,15 @@ pub fn run(
     // The end of input finishes what was asked for: the queue runs out, then the thread ends.
     let _ = jobs.send(Job::Quit);
     let _ = search_thread.join();
-    0
+    if shared.interrupted.load(Ordering::SeqCst) {
+        INTERRUPTED_STATUS
+    } else {
+        0
+    }
 }
+
+/// The exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report an interrupt).
+pub const INTERRUPTED_STATUS: i32 = 130;
 
 struct Session {
     config: EngineConfig,
