@@ -169,13 +169,16 @@ pub(crate) struct BfsLimits<'a> {
 
 /// Runs the breadth-first search from `root` (attacker to move). `nodes` counts moves played;
 /// `progress(lower_bound, nodes, memory used per mille of the budget)` is called after levels,
-/// at most ten times a second, and at least once a second during a long level.
+/// at most ten times a second, and at least once a second during a long level. When the budget
+/// is used up, `more_memory()` is asked for more bytes (0: there are none, give up).
 pub(crate) fn search(
     root: &Position,
     limits: &BfsLimits,
     nodes: &mut u64,
     progress: &mut dyn FnMut(u32, u64, u32),
+    more_memory: &mut dyn FnMut() -> usize,
 ) -> BfsOutcome {
+    let mut budget = limits.budget_bytes;
     let cap = limits.solution_cap.max(1);
     let counting = cap > 1;
     let mut pos = root.clone();
@@ -245,7 +248,7 @@ pub(crate) fn search(
                     counts.capacity() + next_counts.capacity(),
                     next_index.capacity(),
                 );
-                let seen_budget = limits.budget_bytes.saturating_sub(others);
+
                 // Keys first (their slots prefetched together); only new positions are played.
                 keys.clear();
                 for &evasion in evasions.iter() {
@@ -260,8 +263,17 @@ pub(crate) fn search(
                         check,
                         evasion,
                     };
-                    match seen.insert(key, seen_budget) {
-                        Ok(true) => {
+                    let inserted = loop {
+                        match seen.insert(key, budget.saturating_sub(others)) {
+                            Ok(inserted) => break inserted,
+                            Err(()) => match more_memory() {
+                                0 => return give_up(GiveUp::Memory),
+                                extra => budget += extra,
+                            },
+                        }
+                    };
+                    match inserted {
+                        true => {
                             pos.do_move(evasion);
                             next.push(pos.pack());
                             pos.undo_move(evasion);
@@ -271,7 +283,7 @@ pub(crate) fn search(
                                 next_counts.push(paths);
                             }
                         }
-                        Ok(false) if counting => {
+                        false if counting => {
                             // Another shortest way into a position of the next level?
                             if let Some(&child) = next_index.get(&key) {
                                 edges.extra.push((child, link));
@@ -279,8 +291,7 @@ pub(crate) fn search(
                                 *c = c.saturating_add(paths).min(cap);
                             }
                         }
-                        Ok(false) => {}
-                        Err(()) => return give_up(GiveUp::Memory),
+                        false => {}
                     }
                 }
                 pos.undo_move(check);
@@ -299,14 +310,17 @@ pub(crate) fn search(
                         next_index.capacity(),
                     );
                 if last_report.elapsed() >= Duration::from_secs(1) {
-                    progress(lower_bound, *nodes, permille(used, limits.budget_bytes));
+                    progress(lower_bound, *nodes, permille(used, budget));
                     last_report = Instant::now();
                 }
                 if let Some(abort) = limits.interrupt.check(Instant::now()) {
                     return give_up(GiveUp::Aborted(abort));
                 }
-                if used > limits.budget_bytes {
-                    return give_up(GiveUp::Memory);
+                if used > budget {
+                    match more_memory() {
+                        0 => return give_up(GiveUp::Memory),
+                        extra => budget += extra,
+                    }
                 }
             }
         }
@@ -330,7 +344,7 @@ pub(crate) fn search(
                     counts.capacity(),
                     0,
                 );
-            progress(lower_bound + 2, *nodes, permille(used, limits.budget_bytes));
+            progress(lower_bound + 2, *nodes, permille(used, budget));
             last_report = Instant::now();
         }
     }

@@ -118,6 +118,9 @@ pub enum SearchError {
 /// The helpmate solver: owns the transposition table, which persists between searches.
 pub struct Solver {
     tt: TranspositionTable,
+    /// The memory asked for (MB): the table takes all but [`RESERVE_DIVISOR`]th of it, kept for
+    /// a breadth-first pass that runs beside the table.
+    hash_mb: usize,
     path: PathSet,
     buffers: Buffers,
 }
@@ -128,53 +131,73 @@ const MIN_BUDGET: u64 = 1 << 16;
 const BFS_FROM_PLIES: u32 = 9;
 /// Largest deepening step (plies).
 const MAX_STEP: u32 = 1 << 12;
+/// A deepening iteration this cheap says nothing about the tree's shape: breadth-first may go.
+const CHEAP_ITERATION_NODES: u64 = 20_000;
+/// Breadth-first is tried only where the cost of deepening per ply of bound grew by at most
+/// this factor from one iteration to the next: a narrow tree, whose long lines deepening would
+/// walk again and again. Where it grows faster (a bushy tree, like most short problems) the
+/// levels of a breadth-first pass grow as fast, and deepening, which finds a mate before it has
+/// walked the whole of its last iteration, wins.
+const NARROW_GROWTH: u64 = 4;
+/// The table gets all but 1/8 of the memory; the rest lets a breadth-first pass start beside it.
+/// Only a pass that needs more takes the table's memory (and the table starts afresh after).
+const RESERVE_DIVISOR: usize = 8;
 
 impl Solver {
     pub fn new(hash_mb: usize) -> Result<Solver, AllocError> {
-        Ok(Solver::with_table(TranspositionTable::new(hash_mb)?))
+        Ok(Solver::with_table(
+            TranspositionTable::new(table_mb(hash_mb))?,
+            hash_mb,
+        ))
     }
 
     /// A solver whose table memory is zeroed as it is used (see
     /// [`TranspositionTable::new_lazy`]): for the command line, not for an engine that must
     /// answer the first `go` quickly.
     pub fn new_lazy(hash_mb: usize) -> Result<Solver, AllocError> {
-        Ok(Solver::with_table(TranspositionTable::new_lazy(hash_mb)?))
+        Ok(Solver::with_table(
+            TranspositionTable::new_lazy(table_mb(hash_mb))?,
+            hash_mb,
+        ))
     }
 
-    fn with_table(tt: TranspositionTable) -> Solver {
+    fn with_table(tt: TranspositionTable, hash_mb: usize) -> Solver {
         Solver {
             tt,
+            hash_mb,
             path: PathSet::new(),
             buffers: Buffers::new(),
         }
     }
 
-    /// Replaces the table by one of `mb` megabytes; on failure the old table is kept.
+    /// Replaces the table by one for `mb` megabytes; on failure the old table is kept.
     pub fn resize(&mut self, mb: usize) -> Result<(), AllocError> {
         let old_mb = self.tt.size_mb();
-        if mb == old_mb {
+        if mb == self.hash_mb {
             return Ok(());
         }
-        if tt::available_mb().is_some_and(|avail| mb > avail + old_mb) {
+        let new_mb = table_mb(mb);
+        if tt::available_mb().is_some_and(|avail| new_mb > avail + old_mb) {
             return Err(AllocError { mb });
         }
         // Free the old table first, so that both need not fit at once; should the new one still
         // fail, fall back to a table of the old size.
         self.tt = TranspositionTable::new(1).expect("a 1 MB table");
-        match TranspositionTable::new(mb) {
+        match TranspositionTable::new(new_mb) {
             Ok(t) => {
                 self.tt = t;
+                self.hash_mb = mb;
                 Ok(())
             }
-            Err(e) => {
+            Err(_) => {
                 self.tt = TranspositionTable::new(old_mb.max(1))?;
-                Err(e)
+                Err(AllocError { mb })
             }
         }
     }
 
     pub fn hash_mb(&self) -> usize {
-        self.tt.size_mb()
+        self.hash_mb
     }
 
     /// Forgets everything learnt (new game).
@@ -192,204 +215,337 @@ impl Solver {
         stop: &AtomicBool,
         progress: &mut dyn FnMut(&Progress),
     ) -> Result<SearchResult, SearchError> {
-        let start = Instant::now();
         if root.king(!root.side_to_move()).is_none() {
             return Err(SearchError::NoDefenderKing);
         }
-        let interrupt = Interrupt {
-            stop,
-            deadline: limits.time.map(|t| start + t),
-        };
-        let max_plies = limits.max_plies.unwrap_or(u32::MAX - 2);
-        self.tt.new_epoch();
-        self.path.clear();
-        let mut pos = root.clone();
-        let mut nodes = 0u64;
-        let at = |depth, lower_bound, nodes, hashfull| Progress {
-            depth,
-            lower_bound,
-            nodes,
-            elapsed: start.elapsed(),
-            hashfull,
-        };
-        let cap = limits.solution_limit;
-        let finish = |outcome, solutions, nodes| {
-            Ok(SearchResult {
-                outcome,
-                solutions,
-                nodes,
-                elapsed: start.elapsed(),
-            })
-        };
-
-        // Short problems: iterative deepening. Past `BFS_FROM_PLIES`, a breadth-first search
-        // within a memory budget (one pass over the positions instead of one per iteration);
-        // if the budget runs out, deepening resumes from the bound it proved.
-        //
-        // The deepening schedule: odd limits; the step grows while the nodes spent per ply of
-        // proven bound fall (a long line being re-walked) and shrinks when they rise, bounded
-        // by a node budget that falls back to small steps. A mate found beyond the proven lower
-        // bound is kept as an upper bound, and the search goes on below it until the bounds meet.
-        let mut lower_bound = self.tt.probe(pos.key()).map_or(1, |p| p.lb.max(1));
-        let mut best: Option<Vec<Move>> = None;
-        let mut step = 2u32;
-        let mut cost_per_ply = u64::MAX;
-        let mut last_report = Instant::now();
-        let mut breadth_first_tried = false;
+        let mut run = Run::new(self, root, limits, stop, progress);
         loop {
-            if !breadth_first_tried
-                && limits.strategy == Strategy::Auto
-                && lower_bound >= BFS_FROM_PLIES
-                && lower_bound != NEVER
-            {
-                breadth_first_tried = true;
-                // The table is idle during the pass: its memory goes to the pass instead, so
-                // that the two together stay within the hash size. (What it held came from
-                // iterations of at most BFS_FROM_PLIES plies.)
-                let mb = self.tt.size_mb();
-                self.tt = TranspositionTable::new_lazy(1).expect("a 1 MB table");
-                let bfs_limits = bfs::BfsLimits {
-                    budget_bytes: mb << 20,
-                    solution_cap: cap.max(1) as u32,
-                    max_plies,
-                    interrupt,
-                };
-                let mut on_progress =
-                    |lb: u32, n: u64, permille: u32| progress(&at(lb, lb, n, permille));
-                let outcome = bfs::search(&pos, &bfs_limits, &mut nodes, &mut on_progress);
-                self.tt = TranspositionTable::new_lazy(mb)
-                    .unwrap_or_else(|_| TranspositionTable::new_lazy(1).expect("a 1 MB table"));
-                match outcome {
-                    bfs::BfsOutcome::Mate { lines, count } => {
-                        let line = lines[0].clone();
-                        progress(&at(line.len() as u32, line.len() as u32, nodes, 0));
-                        let solutions = (cap > 1).then_some(Solutions {
-                            count: count as usize,
-                            lines,
-                            complete: true,
-                        });
-                        return finish(Outcome::Mate(line), solutions, nodes);
-                    }
-                    bfs::BfsOutcome::NoMate => return finish(Outcome::NoMate, None, nodes),
-                    bfs::BfsOutcome::GaveUp {
-                        lower_bound: proven,
-                        reason,
-                    } => {
-                        lower_bound = lower_bound.max(proven);
-                        // Keep what was proven, for deepening next and for later searches.
-                        self.tt.store_fact(pos.key(), lower_bound, None);
-                        if reason != bfs::GiveUp::Memory {
-                            return finish(Outcome::Unknown { lower_bound }, None, nodes);
-                        }
-                    }
+            if run.breadth_first_is_due() {
+                if let Some(result) = run.breadth_first_pass() {
+                    return Ok(result);
                 }
             }
-            if let Some(line) = &best {
-                if line.len() as u32 <= lower_bound {
-                    let len = line.len() as u32;
-                    progress(&at(len, len, nodes, self.tt.hashfull()));
-                    let line = line.clone();
-                    let solutions = (cap > 1).then(|| {
-                        let mut counter = count::Counter::new(
-                            &mut pos,
-                            &mut self.tt,
-                            &mut self.path,
-                            cap,
-                            nodes,
-                            interrupt,
-                        );
-                        counter.count(0, len);
-                        nodes = counter.nodes;
-                        Solutions {
-                            count: counter.lines.len(),
-                            complete: counter.abort.is_none(),
-                            lines: counter.lines,
-                        }
-                    });
-                    return finish(Outcome::Mate(line), solutions, nodes);
-                }
+            if let Some(result) = run.answer_if_proven() {
+                return Ok(result);
             }
-            if lower_bound == NEVER {
-                return finish(Outcome::NoMate, None, nodes);
-            }
-            if lower_bound > max_plies {
-                return finish(Outcome::Unknown { lower_bound }, None, nodes);
-            }
-            let mut depth = odd_at_least(lower_bound + step - 2).min(odd_at_most(max_plies));
-            if let Some(line) = &best {
-                depth = depth.min(line.len() as u32 - 2);
-            }
-            // A step beyond 2 may cost at most twice the last iteration's nodes per ply gained.
-            let gain = (depth + 2 - lower_bound) as u64;
-            let budget = if depth > lower_bound {
-                nodes + MIN_BUDGET.max(cost_per_ply.saturating_mul(2 * gain))
-            } else {
-                u64::MAX
-            };
-            let before = nodes;
-            self.tt.begin_iteration();
-            let mut tick = |n: u64, hashfull: u32| progress(&at(depth, lower_bound, n, hashfull));
-            let mut it = Iteration::new(
-                &mut pos,
-                &mut self.tt,
-                &mut self.path,
-                &mut self.buffers,
-                depth,
-                nodes,
-                budget,
-                interrupt,
-                &mut tick,
-            );
-            let result = it.attacker(0);
-            nodes = it.nodes;
-            let abort = it.abort;
-            let found = it.best.take();
-            drop(it);
-            let cost = nodes - before;
-            match abort {
-                None => {
-                    // The iteration failed: its conditional bounds are facts now.
-                    self.tt.iteration_failed();
-                    let new_bound = lower_bound.max(result.if_failed).max(depth + 2);
-                    // Nodes spent per ply of proven bound: deepen in bigger steps while that
-                    // falls (re-walking a long line dominates), in smaller ones when it rises
-                    // (a growing frontier dominates).
-                    let per_ply = cost / u64::from(new_bound - lower_bound).max(1);
-                    step = if per_ply <= cost_per_ply {
-                        (step * 2).min(MAX_STEP)
-                    } else {
-                        (step / 2).max(2)
-                    };
-                    cost_per_ply = per_ply;
-                    lower_bound = new_bound;
-                }
-                Some(reason) => {
-                    // Whatever the reason, this iteration did not fail: void its conditional
-                    // bounds.
-                    self.tt.new_epoch();
-                    match reason {
-                        Abort::Stopped | Abort::Timeout => {
-                            progress(&at(depth, lower_bound, nodes, self.tt.hashfull()));
-                            return finish(Outcome::Unknown { lower_bound }, None, nodes);
-                        }
-                        Abort::Budget => step = 2,
-                        Abort::Found => {
-                            let line = found.expect("a found mate has a line");
-                            debug_assert!(line.len() % 2 == 1 && line.len() as u32 <= depth);
-                            best = Some(line);
-                            step = 2;
-                        }
-                    }
-                }
-            }
-            if last_report.elapsed() >= Duration::from_millis(100) {
-                progress(&at(depth, lower_bound, nodes, self.tt.hashfull()));
-                last_report = Instant::now();
+            if let Some(result) = run.deepen() {
+                return Ok(result);
             }
         }
     }
 }
 
+/// The table's share of `hash_mb` (see [`RESERVE_DIVISOR`]).
+fn table_mb(hash_mb: usize) -> usize {
+    (hash_mb - hash_mb / RESERVE_DIVISOR).max(1)
+}
+
+/// One `solve`: the bounds proven so far and the deepening schedule.
+///
+/// Short problems: iterative deepening. Past `BFS_FROM_PLIES`, on a narrow tree, a breadth-first
+/// search within the memory budget (one pass over the positions instead of one per iteration);
+/// if the budget runs out, deepening resumes from the bound it proved.
+///
+/// The deepening schedule: odd limits; the step grows while the nodes spent per ply of proven
+/// bound fall (a long line being re-walked) and shrinks when they rise, bounded by a node budget
+/// that falls back to small steps. A mate found beyond the proven lower bound is kept as an upper
+/// bound, and the search goes on below it until the bounds meet.
+struct Run<'s, 'p> {
+    solver: &'s mut Solver,
+    pos: Position,
+    limits: &'s Limits,
+    interrupt: Interrupt<'s>,
+    progress: &'p mut dyn FnMut(&Progress),
+    start: Instant,
+    max_plies: u32,
+    nodes: u64,
+    /// No helpmate is shorter than this.
+    lower_bound: u32,
+    /// The shortest mate found so far (an upper bound).
+    best: Option<Vec<Move>>,
+    step: u32,
+    /// Nodes per ply of bound gained by the last failed iteration, and by the one before.
+    cost_per_ply: u64,
+    previous_cost_per_ply: u64,
+    last_iteration_nodes: u64,
+    last_report: Instant,
+    breadth_first_tried: bool,
+}
+
+impl<'s, 'p> Run<'s, 'p> {
+    fn new(
+        solver: &'s mut Solver,
+        root: &Position,
+        limits: &'s Limits,
+        stop: &'s AtomicBool,
+        progress: &'p mut dyn FnMut(&Progress),
+    ) -> Self {
+        let start = Instant::now();
+        solver.tt.new_epoch();
+        solver.path.clear();
+        let lower_bound = solver.tt.probe(root.key()).map_or(1, |p| p.lb.max(1));
+        Run {
+            solver,
+            pos: root.clone(),
+            limits,
+            interrupt: Interrupt {
+                stop,
+                deadline: limits.time.map(|t| start + t),
+            },
+            progress,
+            start,
+            max_plies: limits.max_plies.unwrap_or(u32::MAX - 2),
+            nodes: 0,
+            lower_bound,
+            best: None,
+            step: 2,
+            cost_per_ply: u64::MAX,
+            previous_cost_per_ply: u64::MAX,
+            last_iteration_nodes: 0,
+            last_report: Instant::now(),
+            breadth_first_tried: false,
+        }
+    }
+
+    fn report(&mut self, depth: u32, hashfull: u32) {
+        (self.progress)(&Progress {
+            depth,
+            lower_bound: self.lower_bound,
+            nodes: self.nodes,
+            elapsed: self.start.elapsed(),
+            hashfull,
+        });
+    }
+
+    fn finish(&self, outcome: Outcome, solutions: Option<Solutions>) -> SearchResult {
+        SearchResult {
+            outcome,
+            solutions,
+            nodes: self.nodes,
+            elapsed: self.start.elapsed(),
+        }
+    }
+
+    /// Whether to try the breadth-first pass now: once per search, on a narrow tree, from
+    /// `BFS_FROM_PLIES` on (see [`NARROW_GROWTH`]).
+    fn breadth_first_is_due(&self) -> bool {
+        let narrow = self.last_iteration_nodes < CHEAP_ITERATION_NODES
+            || self.cost_per_ply <= self.previous_cost_per_ply.saturating_mul(NARROW_GROWTH);
+        !self.breadth_first_tried
+            && self.limits.strategy == Strategy::Auto
+            && self.lower_bound >= BFS_FROM_PLIES
+            && self.lower_bound != NEVER
+            && narrow
+    }
+
+    /// The breadth-first pass. It starts beside the table, in the memory kept back for it, and
+    /// takes the table's memory only if it needs more. Returns the result when it has the
+    /// answer (or was stopped); otherwise deepening goes on from the bound it proved.
+    fn breadth_first_pass(&mut self) -> Option<SearchResult> {
+        self.breadth_first_tried = true;
+        let hash_mb = self.solver.hash_mb;
+        let table_mb = self.solver.tt.size_mb();
+        let reserve_bytes = hash_mb.saturating_sub(table_mb).max(1) << 20;
+        let bfs_limits = bfs::BfsLimits {
+            budget_bytes: reserve_bytes,
+            solution_cap: self.limits.solution_limit.max(1) as u32,
+            max_plies: self.max_plies,
+            interrupt: self.interrupt,
+        };
+        let tt = &mut self.solver.tt;
+        let mut table_taken = false;
+        let mut take_table = || {
+            if table_taken {
+                return 0;
+            }
+            table_taken = true;
+            *tt = TranspositionTable::new_lazy(1).expect("a 1 MB table");
+            table_mb << 20
+        };
+        let progress = &mut *self.progress;
+        let start = self.start;
+        let mut on_progress = |lb: u32, n: u64, permille: u32| {
+            progress(&Progress {
+                depth: lb,
+                lower_bound: lb,
+                nodes: n,
+                elapsed: start.elapsed(),
+                hashfull: permille,
+            })
+        };
+        let outcome = bfs::search(
+            &self.pos,
+            &bfs_limits,
+            &mut self.nodes,
+            &mut on_progress,
+            &mut take_table,
+        );
+        if table_taken {
+            self.solver.tt = TranspositionTable::new_lazy(table_mb)
+                .unwrap_or_else(|_| TranspositionTable::new_lazy(1).expect("a 1 MB table"));
+        }
+        match outcome {
+            bfs::BfsOutcome::Mate { lines, count } => {
+                let len = lines[0].len() as u32;
+                self.lower_bound = len;
+                self.report(len, 0);
+                let line = lines[0].clone();
+                let solutions = (self.limits.solution_limit > 1).then_some(Solutions {
+                    count: count as usize,
+                    lines,
+                    complete: true,
+                });
+                Some(self.finish(Outcome::Mate(line), solutions))
+            }
+            bfs::BfsOutcome::NoMate => Some(self.finish(Outcome::NoMate, None)),
+            bfs::BfsOutcome::GaveUp {
+                lower_bound: proven,
+                reason,
+            } => {
+                self.lower_bound = self.lower_bound.max(proven);
+                // Keep what was proven, for deepening next and for later searches.
+                self.solver
+                    .tt
+                    .store_fact(self.pos.key(), self.lower_bound, None);
+                (reason != bfs::GiveUp::Memory).then(|| {
+                    let lower_bound = self.lower_bound;
+                    self.finish(Outcome::Unknown { lower_bound }, None)
+                })
+            }
+        }
+    }
+
+    /// The answer, once the search has proven it: the shortest mate found meets the lower bound
+    /// (then its solutions are counted, if asked for), no mate exists, or the lengths asked for
+    /// are exhausted.
+    fn answer_if_proven(&mut self) -> Option<SearchResult> {
+        if let Some(line) = &self.best {
+            let len = line.len() as u32;
+            if len <= self.lower_bound {
+                let line = line.clone();
+                self.report(len, self.solver.tt.hashfull());
+                let solutions = (self.limits.solution_limit > 1).then(|| self.count_solutions(len));
+                return Some(self.finish(Outcome::Mate(line), solutions));
+            }
+        }
+        if self.lower_bound == NEVER {
+            return Some(self.finish(Outcome::NoMate, None));
+        }
+        if self.lower_bound > self.max_plies {
+            let lower_bound = self.lower_bound;
+            return Some(self.finish(Outcome::Unknown { lower_bound }, None));
+        }
+        None
+    }
+
+    /// Every shortest line of `len` plies, up to the solution limit.
+    fn count_solutions(&mut self, len: u32) -> Solutions {
+        let mut counter = count::Counter::new(
+            &mut self.pos,
+            &mut self.solver.tt,
+            &mut self.solver.path,
+            self.limits.solution_limit,
+            self.nodes,
+            self.interrupt,
+        );
+        counter.count(0, len);
+        self.nodes = counter.nodes;
+        Solutions {
+            count: counter.lines.len(),
+            complete: counter.abort.is_none(),
+            lines: counter.lines,
+        }
+    }
+
+    /// One deepening iteration, to the next odd limit of the schedule. Returns the result when
+    /// the search must end (stop, time limit).
+    fn deepen(&mut self) -> Option<SearchResult> {
+        let lower_bound = self.lower_bound;
+        let mut depth = odd_at_least(lower_bound + self.step - 2).min(odd_at_most(self.max_plies));
+        if let Some(line) = &self.best {
+            depth = depth.min(line.len() as u32 - 2);
+        }
+        // A step beyond 2 may cost at most twice the last iteration's nodes per ply gained.
+        let gain = (depth + 2 - lower_bound) as u64;
+        let budget = if depth > lower_bound {
+            self.nodes + MIN_BUDGET.max(self.cost_per_ply.saturating_mul(2 * gain))
+        } else {
+            u64::MAX
+        };
+        let before = self.nodes;
+        self.solver.tt.begin_iteration();
+        let progress = &mut *self.progress;
+        let start = self.start;
+        let mut tick = |n: u64, hashfull: u32| {
+            progress(&Progress {
+                depth,
+                lower_bound,
+                nodes: n,
+                elapsed: start.elapsed(),
+                hashfull,
+            })
+        };
+        let mut it = Iteration::new(
+            &mut self.pos,
+            &mut self.solver.tt,
+            &mut self.solver.path,
+            &mut self.solver.buffers,
+            depth,
+            self.nodes,
+            budget,
+            self.interrupt,
+            &mut tick,
+        );
+        let result = it.attacker(0);
+        self.nodes = it.nodes;
+        let abort = it.abort;
+        let found = it.best.take();
+        drop(it);
+        let cost = self.nodes - before;
+        match abort {
+            None => {
+                // The iteration failed: its conditional bounds are facts now.
+                self.solver.tt.iteration_failed();
+                let new_bound = lower_bound.max(result.if_failed).max(depth + 2);
+                // Nodes spent per ply of proven bound: deepen in bigger steps while that falls
+                // (re-walking a long line dominates), in smaller ones when it rises (a growing
+                // frontier dominates).
+                let per_ply = cost / u64::from(new_bound - lower_bound).max(1);
+                self.step = if per_ply <= self.cost_per_ply {
+                    (self.step * 2).min(MAX_STEP)
+                } else {
+                    (self.step / 2).max(2)
+                };
+                self.previous_cost_per_ply = self.cost_per_ply;
+                self.cost_per_ply = per_ply;
+                self.last_iteration_nodes = cost;
+                self.lower_bound = new_bound;
+            }
+            Some(reason) => {
+                // Whatever the reason, this iteration did not fail: void its conditional bounds.
+                self.solver.tt.new_epoch();
+                match reason {
+                    Abort::Stopped | Abort::Timeout => {
+                        self.report(depth, self.solver.tt.hashfull());
+                        return Some(self.finish(Outcome::Unknown { lower_bound }, None));
+                    }
+                    Abort::Budget => self.step = 2,
+                    Abort::Found => {
+                        let line = found.expect("a found mate has a line");
+                        debug_assert!(line.len() % 2 == 1 && line.len() as u32 <= depth);
+                        self.best = Some(line);
+                        self.step = 2;
+                    }
+                }
+            }
+        }
+        if self.last_report.elapsed() >= Duration::from_millis(100) {
+            self.report(depth, self.solver.tt.hashfull());
+            self.last_report = Instant::now();
+        }
+        None
+    }
+}
 /// Hints the CPU to start loading the cache line of `value`; tables probed at random addresses
 /// (the transposition table, the breadth-first seen set) overlap their misses this way.
 #[inline]
