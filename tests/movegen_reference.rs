@@ -24,6 +24,9 @@ struct Coverage {
     discovered_checks: usize,
     checkmates: usize,
     no_king_for_mover: usize,
+    mating_checks: usize,
+    checks_kept_by_flights: usize,
+    checks_dropped_by_flights: usize,
 }
 
 fn king_safe_after(pos: &mut Position, m: Move) -> bool {
@@ -196,6 +199,20 @@ fn check_position(pos: &mut Position, cov: &mut Coverage) -> Vec<Move> {
         .filter(|&m| reference_gives_check(pos, m))
         .collect();
     assert_eq!(fast_checks, ref_checks, "checks differ in {sfen}");
+    // The flight-square filter of the mate-in-one test never throws away a mating check.
+    let flights = movegen::KingFlights::of(pos);
+    for &m in &ref_checks {
+        pos.do_move(m);
+        let mates = reference_legal(pos, false).is_empty();
+        pos.undo_move(m);
+        cov.mating_checks += mates as usize;
+        if flights.may_be_covered_by(pos, m) {
+            cov.checks_kept_by_flights += 1;
+        } else {
+            assert!(!mates, "{m} mates in {sfen} but the flight filter drops it");
+            cov.checks_dropped_by_flights += 1;
+        }
+    }
     for &m in &reference {
         assert_eq!(
             movegen::gives_check(pos, m),
@@ -372,7 +389,9 @@ fn generators_match_reference_from_sparse_positions() {
             && cov.pawn_drop_mates_excluded > 10
             && cov.discovered_checks > 500
             && cov.checkmates > 50
-            && cov.no_king_for_mover > 1000,
+            && cov.no_king_for_mover > 1000
+            && cov.mating_checks > 100
+            && cov.checks_dropped_by_flights > 1000,
         "{cov:?}"
     );
 }

@@ -378,9 +378,14 @@ impl<'a> Iteration<'a> {
             return NodeResult::fact(NEVER);
         }
         // A mated position is never on the path (path positions all had a move), so no
-        // repetition test is needed here.
+        // repetition test is needed here. Checks that leave the king a flight square are not
+        // played.
+        let flights = movegen::KingFlights::of(self.pos);
         for i in 0..self.buf.moves.len() {
             let m = self.buf.moves[i];
+            if !flights.may_be_covered_by(self.pos, m) {
+                continue;
+            }
             self.pos.do_move(m);
             self.nodes += 1;
             let mate = !movegen::has_evasion(self.pos);

@@ -287,6 +287,92 @@ pub fn evasions(pos: &Position, list: &mut MoveList) {
     push_drops(pos, &ctx, |_| block, list);
 }
 
+/// Where the opponent's king could still run, for a quick "can this check mate?" filter: up to
+/// two squares next to it that hold none of its own pieces and that the side to move does not
+/// attack (the king taken off the board, so a slider's ray beyond it counts), and the side to
+/// move's pieces whose leaving might open a slider's line onto one of them.
+#[derive(Clone, Debug)]
+pub struct KingFlights {
+    pub squares: Bitboard,
+    /// Pieces standing between one of our sliders and some flight square.
+    discoverers: Bitboard,
+}
+
+/// Pieces that stand alone between `target` and a slider of `side`, given occupancy `occ`.
+fn lone_blockers(pos: &Position, target: Square, side: Color, occ: Bitboard) -> Bitboard {
+    let snipers = ((rook_pseudo_attacks(target) & pos.orthogonal_sliders())
+        | (bishop_pseudo_attacks(target) & pos.diagonal_sliders())
+        | (lance_pseudo_attacks(!side, target) & pos.pieces_of_kind(PieceType::Lance)))
+        & pos.pieces_of(side);
+    let mut result = Bitboard::EMPTY;
+    for sniper in snipers {
+        let between = between(target, sniper) & occ;
+        if between.is_nonempty() && !between.has_many() {
+            result |= between;
+        }
+    }
+    result
+}
+
+impl KingFlights {
+    /// The flights of the opponent's king (none when it has no king).
+    pub fn of(pos: &Position) -> KingFlights {
+        let us = pos.side_to_move();
+        let them = !us;
+        let Some(king) = pos.king(them) else {
+            return KingFlights {
+                squares: Bitboard::EMPTY,
+                discoverers: Bitboard::EMPTY,
+            };
+        };
+        let occ = pos.occupied() ^ Bitboard::from_square(king);
+        let mut squares = Bitboard::EMPTY;
+        let mut discoverers = Bitboard::EMPTY;
+        for sq in king_attacks(king) & !pos.pieces_of(them) {
+            if !pos.is_attacked(us, sq, occ) {
+                squares.set(sq);
+                discoverers |= lone_blockers(pos, sq, us, occ) & pos.pieces_of(us);
+                // Two flights already rule out most checks; finding every one costs more
+                // than the few further checks it would rule out.
+                if squares.has_many() {
+                    break;
+                }
+            }
+        }
+        KingFlights {
+            squares,
+            discoverers,
+        }
+    }
+
+    /// False when `m` (a legal move of the side to move) certainly leaves the king a flight
+    /// square, so it cannot mate: a square the moved piece does not reach from its new square
+    /// (on an empty board) and no line opened by the move can reach. True means "maybe".
+    #[inline]
+    pub fn may_be_covered_by(&self, pos: &Position, m: Move) -> bool {
+        if self.squares.is_empty() {
+            return true;
+        }
+        let us = pos.side_to_move();
+        let to = m.to();
+        let kind = if m.is_drop() {
+            m.dropped()
+        } else if self.discoverers.has(m.from()) {
+            // The move may open a line: no quick answer.
+            return true;
+        } else {
+            let kind = pos.piece_at(m.from()).expect("a piece to move").kind();
+            if m.is_promotion() {
+                kind.promoted()
+            } else {
+                kind
+            }
+        };
+        let reach = attacks(us, kind, to, Bitboard::EMPTY) | Bitboard::from_square(to);
+        (self.squares & !reach).is_empty()
+    }
+}
+
 /// True when the side to move, in check, has at least one legal move; stops at the first.
 pub fn has_evasion(pos: &Position) -> bool {
     debug_assert!(pos.in_check());
