@@ -51,6 +51,11 @@ enum Command {
         /// Solve every problem in FILE (one a line: SFEN, or name<TAB>SFEN).
         #[arg(long, value_name = "FILE", conflicts_with = "input")]
         batch: Option<String>,
+        /// After solving, show what the engine knows about a position of the problem: its
+        /// table entry, the bounds of its moves and the shortest line from it. POSITION is an
+        /// SFEN, a `position ...` string, or USI moves played from the problem.
+        #[arg(long, value_name = "POSITION", conflicts_with = "batch")]
+        probe: Option<String>,
     },
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
@@ -141,6 +146,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             solutions,
             json,
             batch,
+            probe,
         }) => {
             let config = load_config(cli)?;
             let options = SolveOptions {
@@ -149,6 +155,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 solutions: solutions.unwrap_or(config.solution_limit).max(1),
                 json: *json,
                 format: *format,
+                probe: probe.clone(),
             };
             if let Some(file) = batch {
                 return Ok(ExitCode::from(workbench::batch::run(file, &options)));

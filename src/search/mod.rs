@@ -6,11 +6,12 @@ mod bfs;
 mod count;
 mod helpmate;
 mod memory;
+pub mod probe;
 pub mod path;
 pub mod tt;
 
 use crate::shogi::movegen;
-use crate::shogi::{Move, Position};
+use crate::shogi::{Color, Move, Position};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use path::PathSet;
 use std::sync::atomic::AtomicBool;
@@ -123,6 +124,8 @@ pub struct Solver {
     hash_mb: usize,
     path: PathSet,
     buffers: Buffers,
+    /// The side that attacked in the last search (for probes of positions inside it).
+    last_attacker: Option<Color>,
 }
 
 /// Smallest node budget of an iteration that deepens by more than 2 plies.
@@ -167,6 +170,7 @@ impl Solver {
             hash_mb,
             path: PathSet::new(),
             buffers: Buffers::new(),
+            last_attacker: None,
         }
     }
 
@@ -200,6 +204,11 @@ impl Solver {
         self.hash_mb
     }
 
+    /// The side to move at the root of the last search, if any.
+    pub fn last_attacker(&self) -> Option<Color> {
+        self.last_attacker
+    }
+
     /// Forgets everything learnt (new game).
     pub fn clear(&mut self) {
         self.tt.clear();
@@ -218,6 +227,7 @@ impl Solver {
         if root.king(!root.side_to_move()).is_none() {
             return Err(SearchError::NoDefenderKing);
         }
+        self.last_attacker = Some(root.side_to_move());
         let mut run = Run::new(self, root, limits, stop, progress);
         loop {
             if run.breadth_first_is_due() {

@@ -36,6 +36,13 @@ pub enum Command {
     GameOver,
     /// `d`: print the current position (debugging aid).
     Display,
+    /// `probe [startpos | sfen <sfen>] [moves ...]`: what the engine knows about a position
+    /// (`base` None: the current position, the moves played from it). An extension for
+    /// composers; GUIs never send it.
+    Probe {
+        base: Option<PositionBase>,
+        moves: Vec<String>,
+    },
     /// An empty line: ignored.
     Nothing,
 }
@@ -76,6 +83,7 @@ impl Command {
             "d" => no_args(Command::Display),
             "setoption" => parse_setoption(rest),
             "position" => parse_position(rest),
+            "probe" => parse_probe(rest),
             "go" => parse_go(rest),
             other => Err(CommandError::Unknown(other.chars().take(40).collect())),
         }
@@ -122,6 +130,28 @@ fn parse_position(rest: &[&str]) -> Result<Command, CommandError> {
         }
     };
     Ok(Command::Position { base, moves })
+}
+
+fn parse_probe(rest: &[&str]) -> Result<Command, CommandError> {
+    match rest.split_first() {
+        None => Ok(Command::Probe {
+            base: None,
+            moves: Vec::new(),
+        }),
+        Some((&"moves", moves)) => Ok(Command::Probe {
+            base: None,
+            moves: moves.iter().map(|s| s.to_string()).collect(),
+        }),
+        Some(_) => match parse_position(rest) {
+            Ok(Command::Position { base, moves }) => Ok(Command::Probe {
+                base: Some(base),
+                moves,
+            }),
+            _ => Err(syntax(
+                "expected 'probe [startpos|sfen <sfen>] [moves ...]' or 'probe moves ...'",
+            )),
+        },
+    }
 }
 
 fn parse_go(rest: &[&str]) -> Result<Command, CommandError> {

@@ -12,6 +12,7 @@ pub mod command;
 pub mod options;
 
 use crate::config::EngineConfig;
+use crate::search::probe::{ProbeLine, ProbeReport, Role, TableEntry};
 use crate::search::{self, Limits, Outcome, Progress, SearchResult, Solutions, Solver, NEVER};
 use crate::shogi::{Move, Position};
 use command::{Command, MateTime, PositionBase};
@@ -90,6 +91,8 @@ enum Job {
     },
     /// Protocol lines to print once the jobs before them are done.
     Lines(Vec<String>),
+    /// `probe`: what the table knows about a position.
+    Probe(Box<Position>),
     Resize(usize),
     Clear,
     /// Answer `readyok` once the jobs before it (a table resize, say) are done.
@@ -332,6 +335,18 @@ impl Session {
                 Err(e) => self.error(&format!("{e}; position unchanged")),
             },
             Command::GoMate(time) => self.go_mate(time),
+            Command::Probe { base, moves } => {
+                let target = match &base {
+                    Some(base) => build_position(base, &moves),
+                    None => play_moves(self.position.clone(), &moves),
+                };
+                match target {
+                    Ok(p) => {
+                        let _ = self.jobs.send(Job::Probe(Box::new(p)));
+                    }
+                    Err(e) => self.error(&format!("probe: {e}")),
+                }
+            }
             Command::GoGame => self.reply(vec![
                 "info string kyozume only solves helpmates: use 'go mate'".to_string(),
                 "bestmove resign".to_string(),
@@ -392,10 +407,15 @@ impl Session {
 
 /// Builds the position of a `position` command; any error leaves the caller's position as is.
 pub fn build_position(base: &PositionBase, moves: &[String]) -> Result<Position, String> {
-    let mut pos = match base {
+    let pos = match base {
         PositionBase::Startpos => Position::startpos(),
         PositionBase::Sfen(s) => Position::from_sfen(s).map_err(|e| format!("bad SFEN: {e}"))?,
     };
+    play_moves(pos, moves)
+}
+
+/// `pos` after the USI `moves`; the error names the first move that is not legal.
+pub fn play_moves(mut pos: Position, moves: &[String]) -> Result<Position, String> {
     for (i, text) in moves.iter().enumerate() {
         let m = pos
             .parse_move(text)
@@ -442,7 +462,17 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 }
                 None => hash_mb = mb,
             },
-            Job::Clear | Job::Resize(_) => {}
+            Job::Probe(position) if !quitting => {
+                let solver = table.get_or_insert_with(|| make_solver(hash_mb));
+                let attacker = solver
+                    .last_attacker()
+                    .unwrap_or(position.side_to_move());
+                let report = solver.probe(&position, attacker, PROBE_TIME, &shared.quitting);
+                for l in probe_lines(&position, &report) {
+                    out.line(&format!("info string {l}"));
+                }
+            }
+            Job::Clear | Job::Resize(_) | Job::Probe(_) => {}
             Job::Ready => {
                 table.get_or_insert_with(|| make_solver(hash_mb));
                 out.line("readyok");
@@ -480,6 +510,85 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
             }
         }
     }
+}
+
+/// How long `probe` searches for the shortest line from the position.
+const PROBE_TIME: Duration = Duration::from_secs(2);
+
+/// A probe report as text lines, each starting `probe: ` (USI puts them in `info string`, the
+/// command line prints them as they are).
+pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
+    let role = match report.role {
+        Role::Attacker => "attacker to move",
+        Role::Defender => "defender to move, in check",
+        Role::Outside => "defender to move, not in check",
+    };
+    let mut lines = vec![format!("probe: sfen {} ({role})", pos.to_sfen())];
+    let entry = |e: TableEntry| match e {
+        TableEntry::Unknown => "unknown".to_string(),
+        TableEntry::NoMateAtAll => "no helpmate at any length".to_string(),
+        TableEntry::NoMateShorterThan {
+            plies,
+            conditional: false,
+        } => format!("no helpmate shorter than {plies} plies"),
+        TableEntry::NoMateShorterThan {
+            plies,
+            conditional: true,
+        } => format!(
+            "no helpmate shorter than {plies} plies, conditional on a repetition in the last iteration"
+        ),
+    };
+    lines.push(format!("probe: table: {}", entry(report.entry)));
+    if let Some(m) = report.single {
+        lines.push(format!("probe: single live move {m}"));
+    }
+    if report.role != Role::Outside {
+        let what = if report.role == Role::Attacker {
+            "checks"
+        } else {
+            "evasions"
+        };
+        let dead = report
+            .children
+            .iter()
+            .filter(|c| c.entry == TableEntry::NoMateAtAll)
+            .count();
+        let live: Vec<String> = report
+            .children
+            .iter()
+            .filter(|c| c.entry != TableEntry::NoMateAtAll)
+            .map(|c| match c.entry {
+                TableEntry::NoMateShorterThan { plies, .. } => format!("{}>={plies}", c.mv),
+                _ => format!("{}?", c.mv),
+            })
+            .collect();
+        lines.push(format!(
+            "probe: {} {what}, {dead} dead; live (bound in plies, ? unknown): {}",
+            report.children.len(),
+            if live.is_empty() {
+                "none".to_string()
+            } else {
+                live.join(" ")
+            }
+        ));
+    }
+    lines.push(match &report.line {
+        ProbeLine::Mate(line) if line.is_empty() => "probe: checkmate".to_string(),
+        ProbeLine::Mate(line) => format!(
+            "probe: shortest helpmate {} plies: {}",
+            line.len(),
+            moves_text(line)
+        ),
+        ProbeLine::NoMate if report.role == Role::Outside => {
+            "probe: not a helpmate position (the defender is to move and not in check)"
+                .to_string()
+        }
+        ProbeLine::NoMate => "probe: no helpmate at any length".to_string(),
+        ProbeLine::Unknown { lower_bound } => format!(
+            "probe: no helpmate shorter than {lower_bound} plies; the search ended before an answer"
+        ),
+    });
+    lines
 }
 
 fn info_line(p: &Progress) -> String {

@@ -34,6 +34,9 @@ pub struct SolveOptions {
     pub solutions: usize,
     pub json: bool,
     pub format: Format,
+    /// `--probe`: after solving, what the engine knows about this position (an SFEN, a
+    /// `position ...` string, or USI moves from the problem).
+    pub probe: Option<String>,
 }
 
 impl SolveOptions {
@@ -105,15 +108,53 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
         Ok(s) => s,
         Err(status) => return status,
     };
+    let target = match options.probe.as_deref().map(|t| probe_target(&position, t)) {
+        Some(Err(e)) => {
+            eprintln!("kyozume solve: --probe: {e}");
+            return exit::BAD_INPUT;
+        }
+        Some(Ok(target)) => Some(target),
+        None => None,
+    };
     let stop = interrupt_flag();
-    let report =
-        search::with_search_stack(|| solve_position(&mut solver, None, &position, options, &stop));
+    let report = search::with_search_stack(|| {
+        let mut report = solve_position(&mut solver, None, &position, options, &stop);
+        if let Some(target) = &target {
+            let probed = solver.probe(target, position.side_to_move(), PROBE_TIME, &stop);
+            report.probe = Some(crate::usi::probe_lines(target, &probed));
+        }
+        report
+    });
     if options.json {
         println!("{}", report.json());
     } else {
         print!("{}", report.human());
     }
     exit_code(report.status)
+}
+
+/// How long `--probe` searches for the shortest line from the position asked about.
+const PROBE_TIME: Duration = Duration::from_secs(5);
+
+/// The position `--probe` asks about: an SFEN, a `position ...` string, or USI moves played
+/// from the problem's position.
+fn probe_target(problem: &Position, text: &str) -> Result<Position, String> {
+    let text = text.trim();
+    if let Ok(p) = Position::from_sfen(text) {
+        return Ok(p);
+    }
+    if text.starts_with("position") {
+        return match crate::usi::command::Command::parse(text) {
+            Ok(crate::usi::command::Command::Position { base, moves }) => {
+                crate::usi::build_position(&base, &moves)
+            }
+            Ok(_) => Err("expected a position".to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    let moves: Vec<String> = text.split_whitespace().map(String::from).collect();
+    crate::usi::play_moves(problem.clone(), &moves)
+        .map_err(|e| format!("not an SFEN, and as moves from the problem: {e}"))
 }
 
 /// The solver for `options`, or (having said why on stderr as `command`) the exit status.

@@ -35,6 +35,9 @@ pub struct Report {
     pub nodes: u64,
     pub time_ms: u64,
     pub error: Option<String>,
+    /// `--probe`: what the engine knows about the position asked about (`probe: ...` lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Vec<String>>,
     /// Lower bound proven when unsolved.
     #[serde(skip)]
     pub lower_bound: Option<u32>,
@@ -66,6 +69,7 @@ impl Report {
             nodes: 0,
             time_ms: 0,
             error: None,
+            probe: None,
             lower_bound: None,
             solution_limit: 0,
             lines: Vec::new(),
@@ -220,6 +224,13 @@ impl Report {
             self.nodes,
             self.time_ms as f64 / 1000.0
         ));
+        if let Some(lines) = &self.probe {
+            s.push('\n');
+            for l in lines {
+                s.push_str(l);
+                s.push('\n');
+            }
+        }
         s
     }
 }

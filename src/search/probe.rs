@@ -1,0 +1,189 @@
+//! What the engine knows about one position after a search: its table entry, the bounds of its
+//! children, and the shortest line from it (a composer's "why is this not a mate in 7?").
+
+use super::tt::NEVER;
+use super::{Limits, Outcome, Solver};
+use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::{Color, Move, Position};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// A position's standing in the helpmate graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The attacker is to move: its children are its checks.
+    Attacker,
+    /// The defender is to move, in check: its children are its evasions.
+    Defender,
+    /// The defender is to move but not in check: no helpmate line passes here.
+    Outside,
+}
+
+/// What the transposition table holds for a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableEntry {
+    /// Nothing stored (never searched, or overwritten).
+    Unknown,
+    /// No helpmate shorter than `plies`; `conditional` when that holds only because the last
+    /// deepening iteration failed past a repetition (see `helpmate.rs`).
+    NoMateShorterThan { plies: u32, conditional: bool },
+    /// Proven: no helpmate at any length.
+    NoMateAtAll,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeChild {
+    pub mv: Move,
+    pub entry: TableEntry,
+}
+
+/// The shortest line from the probed position, as far as a short search found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProbeLine {
+    Mate(Vec<Move>),
+    NoMate,
+    /// The search ended first; no helpmate is shorter than this.
+    Unknown { lower_bound: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeReport {
+    pub role: Role,
+    pub entry: TableEntry,
+    /// The only live move, when the table knows it.
+    pub single: Option<Move>,
+    /// Checks (attacker) or evasions (defender), lowest known bound first.
+    pub children: Vec<ProbeChild>,
+    pub line: ProbeLine,
+}
+
+impl Solver {
+    /// What the table says about `pos` (with `attacker` the side that gives the checks) and
+    /// the shortest line from it, searched for at most `time` (sharing, and adding to, the
+    /// table's facts; `stop` ends it early).
+    pub fn probe(
+        &mut self,
+        pos: &Position,
+        attacker: Color,
+        time: Duration,
+        stop: &AtomicBool,
+    ) -> ProbeReport {
+        let role = if pos.side_to_move() == attacker {
+            Role::Attacker
+        } else if pos.in_check() {
+            Role::Defender
+        } else {
+            Role::Outside
+        };
+        let entry = self.table_entry(pos.key());
+        let single = self.tt.probe(pos.key()).and_then(|p| p.single);
+        let mut moves = MoveList::new();
+        match role {
+            Role::Attacker => movegen::checks(pos, &mut moves),
+            Role::Defender => movegen::evasions(pos, &mut moves),
+            Role::Outside => {}
+        }
+        let mut children: Vec<ProbeChild> = moves
+            .iter()
+            .map(|&mv| ProbeChild {
+                mv,
+                entry: self.table_entry(pos.key_after(mv)),
+            })
+            .collect();
+        children.sort_by_key(|c| entry_order(c.entry));
+        let line = match role {
+            Role::Outside => ProbeLine::NoMate,
+            Role::Attacker if pos.king(!attacker).is_none() => ProbeLine::NoMate,
+            Role::Attacker => self.shortest_line(pos, time, stop),
+            Role::Defender if children.is_empty() => ProbeLine::Mate(Vec::new()),
+            Role::Defender => self.shortest_after_evasion(pos, &children, time, stop),
+        };
+        ProbeReport {
+            role,
+            entry,
+            single,
+            children,
+            line,
+        }
+    }
+
+    fn table_entry(&self, key: u128) -> TableEntry {
+        match self.tt.probe(key) {
+            None => TableEntry::Unknown,
+            Some(p) if p.lb == NEVER => TableEntry::NoMateAtAll,
+            Some(p) => TableEntry::NoMateShorterThan {
+                plies: p.lb,
+                conditional: p.conditional,
+            },
+        }
+    }
+
+    fn shortest_line(&mut self, pos: &Position, time: Duration, stop: &AtomicBool) -> ProbeLine {
+        let limits = Limits {
+            time: Some(time),
+            ..Default::default()
+        };
+        match self.solve(pos, &limits, stop, &mut |_| {}) {
+            Ok(r) => match r.outcome {
+                Outcome::Mate(line) => ProbeLine::Mate(line),
+                Outcome::NoMate => ProbeLine::NoMate,
+                Outcome::Unknown { lower_bound } => ProbeLine::Unknown { lower_bound },
+            },
+            Err(_) => ProbeLine::NoMate,
+        }
+    }
+
+    /// The defender's best evasion: each evasion's line searched in turn within the time, the
+    /// shortest kept.
+    fn shortest_after_evasion(
+        &mut self,
+        pos: &Position,
+        children: &[ProbeChild],
+        time: Duration,
+        stop: &AtomicBool,
+    ) -> ProbeLine {
+        let deadline = Instant::now() + time;
+        let mut best: Option<Vec<Move>> = None;
+        let mut unknown_below: Option<u32> = None;
+        for child in children {
+            if child.entry == TableEntry::NoMateAtAll {
+                continue;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let mut after = pos.clone();
+            after.do_move(child.mv);
+            match self.shortest_line(&after, left.max(Duration::from_millis(1)), stop) {
+                ProbeLine::Mate(line) => {
+                    if best.as_ref().is_none_or(|b| line.len() + 1 < b.len()) {
+                        let mut full = vec![child.mv];
+                        full.extend(line);
+                        best = Some(full);
+                    }
+                }
+                ProbeLine::NoMate => {}
+                ProbeLine::Unknown { lower_bound } => {
+                    let bound = lower_bound.saturating_add(1);
+                    unknown_below = Some(unknown_below.map_or(bound, |u| u.min(bound)));
+                }
+            }
+        }
+        match (best, unknown_below) {
+            // A shorter line may hide behind an evasion whose search did not finish.
+            (Some(line), Some(u)) if (u as usize) < line.len() => ProbeLine::Unknown {
+                lower_bound: u.min(line.len() as u32),
+            },
+            (Some(line), _) => ProbeLine::Mate(line),
+            (None, Some(u)) => ProbeLine::Unknown { lower_bound: u },
+            (None, None) => ProbeLine::NoMate,
+        }
+    }
+}
+
+/// Lowest known bound first, unknown ones after the known finite ones, dead ones last.
+fn entry_order(entry: TableEntry) -> (u8, u32) {
+    match entry {
+        TableEntry::NoMateShorterThan { plies, .. } => (0, plies),
+        TableEntry::Unknown => (1, 0),
+        TableEntry::NoMateAtAll => (2, 0),
+    }
+}
