@@ -6,8 +6,8 @@ mod bfs;
 mod count;
 mod helpmate;
 mod memory;
-pub mod probe;
 pub mod path;
+pub mod probe;
 pub mod tt;
 
 use crate::shogi::movegen;

@@ -43,7 +43,9 @@ pub enum ProbeLine {
     Mate(Vec<Move>),
     NoMate,
     /// The search ended first; no helpmate is shorter than this.
-    Unknown { lower_bound: u32 },
+    Unknown {
+        lower_bound: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -29,6 +29,8 @@ const NEVER_STORED: u16 = u16::MAX;
 const MAX_FINITE: u32 = u16::MAX as u32 - 1;
 
 const ENTRIES_PER_CLUSTER: usize = 4;
+/// The region in use starts at 16,384 clusters (1 MB) and doubles from there.
+const FIRST_ACTIVE_CLUSTERS: usize = 1 << 14;
 const WORDS_PER_CLUSTER: usize = 2 * ENTRIES_PER_CLUSTER;
 const CLUSTER_BYTES: usize = 8 * WORDS_PER_CLUSTER;
 
@@ -36,6 +38,10 @@ const CLUSTER_BYTES: usize = 8 * WORDS_PER_CLUSTER;
 const FLAG_SINGLE: u8 = 1;
 /// Flag: the bound is conditional on iteration (`epoch`, `iteration`) failing.
 const FLAG_CONDITIONAL: u8 = 2;
+/// Index bits kept per entry for doublings of the region in use (in the flag byte's top six
+/// bits, after a leading 1).
+const PLACEMENT_BITS: u32 = 5;
+const PLACEMENT_MASK: u64 = 0x3f;
 
 /// What the table knows about a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +87,8 @@ impl IndexMut<usize> for Cluster {
     }
 }
 
-/// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (8) | iteration (16).
+/// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (2) and placement (6) |
+/// iteration (16).
 /// A conditional entry keeps its if-failed bound where a fact keeps its move.
 #[derive(Clone, Copy)]
 struct Data(u64);
@@ -154,6 +161,29 @@ impl Data {
     fn iteration(self) -> u16 {
         (self.0 >> 48) as u16
     }
+
+    /// Sets the placement (a 1 followed by the known next index bits, in the flag byte's six
+    /// free bits; 0 or 1: none known).
+    fn with_placement(self, placement: u8) -> Data {
+        Data(self.0 & !(PLACEMENT_MASK << 42) | (placement as u64 & PLACEMENT_MASK) << 42)
+    }
+
+    fn placement(self) -> u8 {
+        ((self.0 >> 42) & PLACEMENT_MASK) as u8
+    }
+
+    /// For a doubling of the region: the half the entry goes to (None: unknown, both), and the
+    /// entry with that bit used up.
+    fn moved_down(self) -> (Option<usize>, Data) {
+        let p = self.placement();
+        if p < 2 {
+            return (None, self);
+        }
+        let known = p.ilog2(); // bits after the leading 1
+        let half = (p >> (known - 1)) & 1;
+        let rest = p & ((1 << (known - 1)) - 1) | 1 << (known - 1);
+        (Some(half as usize), self.with_placement(rest))
+    }
 }
 
 /// How far an entry can be trusted now.
@@ -167,6 +197,14 @@ enum Trust {
 
 pub struct TranspositionTable {
     clusters: ZeroedTable<Cluster>,
+    /// Clusters in use: keys map onto the first `active` clusters only, and the region doubles
+    /// as entries come in, so that a small search touches (and faults in, and misses the TLB
+    /// on) a small part of a big table. See [`TranspositionTable::grow`].
+    active: usize,
+    /// Where `active` starts (and returns to on `clear`).
+    first_active: usize,
+    /// New keys written since the region last grew.
+    inserts: usize,
     epoch: u8,
     iteration: u16,
     /// Per epoch: the last iteration known to have failed (0: none).
@@ -191,9 +229,17 @@ impl TranspositionTable {
             return Err(AllocError { mb });
         }
         let n = (mb.saturating_mul(1024 * 1024) / CLUSTER_BYTES).max(1);
+        // The region doubles from `first_active` to exactly `n` clusters: `n` is rounded down to
+        // a multiple of that power of two (losing less than 1/FIRST_ACTIVE_CLUSTERS of it).
+        let doublings = (n / FIRST_ACTIVE_CLUSTERS).max(1).ilog2();
+        let first_active = n >> doublings;
+        let n = first_active << doublings;
         let clusters = ZeroedTable::new(n).ok_or(AllocError { mb })?;
         Ok(TranspositionTable {
             clusters,
+            active: first_active,
+            first_active,
+            inserts: 0,
             epoch: 1,
             iteration: 0,
             failed_through: [0; 256],
@@ -204,11 +250,11 @@ impl TranspositionTable {
         self.clusters.len() * CLUSTER_BYTES / (1024 * 1024)
     }
 
-    /// Forgets everything.
+    /// Forgets everything. Only the region in use was ever written, so only it is zeroed.
     pub fn clear(&mut self) {
-        self.clusters
-            .as_mut_slice()
-            .fill(Cluster([0; WORDS_PER_CLUSTER]));
+        self.clusters.as_mut_slice()[..self.active].fill(Cluster([0; WORDS_PER_CLUSTER]));
+        self.active = self.first_active;
+        self.inserts = 0;
         self.epoch = 1;
         self.iteration = 0;
         self.failed_through = [0; 256];
@@ -241,9 +287,47 @@ impl TranspositionTable {
         self.failed_through[self.epoch as usize] = self.iteration;
     }
 
+    /// Doubles the region in use. With multiply-shift indexing a key of cluster `i` belongs to
+    /// cluster `2i` or `2i + 1` of the doubled region, as the next bit of the product below the
+    /// index says. Each entry keeps the next few of those bits (its *placement*, written with
+    /// it), so it moves to the right half; one whose bits have run out (not written again over
+    /// several doublings) is copied to both. A copy in the wrong cluster is never found (lookups
+    /// of its key go to the other one, and the 64-bit check word tells keys apart) and is
+    /// replaced like any entry. Going from the top down, each cluster is read before its slots
+    /// are written.
+    fn grow(&mut self) {
+        if self.active * 2 > self.clusters.len() {
+            return;
+        }
+        let clusters = self.clusters.as_mut_slice();
+        for i in (0..self.active).rev() {
+            let source = clusters[i];
+            let mut halves = [Cluster([0; WORDS_PER_CLUSTER]); 2];
+            let mut filled = [0usize; 2];
+            for e in 0..ENTRIES_PER_CLUSTER {
+                let (check, data) = (source[2 * e], Data(source[2 * e + 1]));
+                if check == 0 {
+                    continue;
+                }
+                let (half, data) = data.moved_down();
+                for h in 0..2 {
+                    if half.is_none_or(|half| half == h) {
+                        halves[h][2 * filled[h]] = check;
+                        halves[h][2 * filled[h] + 1] = data.0;
+                        filled[h] += 1;
+                    }
+                }
+            }
+            clusters[2 * i] = halves[0];
+            clusters[2 * i + 1] = halves[1];
+        }
+        self.active *= 2;
+        self.inserts = 0;
+    }
+
     /// Makes every conditional entry a fact or removes it, so epoch numbers can be reused.
     fn sweep(&mut self) {
-        for i in 0..self.clusters.len() {
+        for i in 0..self.active {
             for e in 0..ENTRIES_PER_CLUSTER {
                 let data = Data(self.clusters.as_slice()[i][2 * e + 1]);
                 if self.clusters.as_slice()[i][2 * e] == 0 || !data.is_conditional() {
@@ -276,8 +360,8 @@ impl TranspositionTable {
 
     #[inline]
     fn cluster_index(&self, key: u128) -> usize {
-        // Multiply-shift maps the low 64 bits onto any table size without a modulo.
-        ((key as u64 as u128 * self.clusters.len() as u128) >> 64) as usize
+        // Multiply-shift maps the low 64 bits onto any region size without a modulo.
+        ((key as u64 as u128 * self.active as u128) >> 64) as usize
     }
 
     #[inline]
@@ -351,13 +435,25 @@ impl TranspositionTable {
         } else {
             let slot = self.victim(key);
             self.write(key, slot, Data::new(lb, mv, self.epoch, flags, 0));
+            self.count_insert();
+        }
+    }
+
+    /// A new key was written: grow the region once it has taken half its slots' worth.
+    #[inline]
+    fn count_insert(&mut self) {
+        self.inserts += 1;
+        if self.inserts * 4 >= self.active * ENTRIES_PER_CLUSTER {
+            self.grow();
         }
     }
 
     /// Records bounds that depend on the current iteration: `lb` for use inside it, and
     /// `if_failed` (at least `lb`) that holds once it has failed. Known bounds are folded in.
     pub fn store_conditional(&mut self, key: u128, lb: u32, if_failed: u32) {
-        let (slot, lb, if_failed) = match self.find(key) {
+        let existing = self.find(key);
+        let found = existing.is_some();
+        let (slot, lb, if_failed) = match existing {
             Some((slot, old)) => {
                 let trust = self.trust(old);
                 match trust {
@@ -376,6 +472,9 @@ impl TranspositionTable {
         };
         let data = Data::conditional(lb, if_failed, self.epoch, self.iteration);
         self.write(key, slot, data);
+        if !found {
+            self.count_insert();
+        }
     }
 
     /// Slot index (cluster * 4 + entry) and data of `key`'s entry, if present.
@@ -418,6 +517,10 @@ impl TranspositionTable {
 
     #[inline]
     fn write(&mut self, key: u128, slot: usize, data: Data) {
+        // The product's bits just below the index: where the entry goes as the region doubles.
+        let product = key as u64 as u128 * self.active as u128;
+        let next_bits = ((product >> (64 - PLACEMENT_BITS)) as u8) & ((1 << PLACEMENT_BITS) - 1);
+        let data = data.with_placement(1 << PLACEMENT_BITS | next_bits);
         let cluster = &mut self.clusters.as_mut_slice()[slot / ENTRIES_PER_CLUSTER];
         let i = slot % ENTRIES_PER_CLUSTER;
         cluster[2 * i] = Self::check_word(key);
@@ -528,6 +631,45 @@ mod tests {
         assert_eq!(tt.probe(KEY).unwrap().lb, 25);
         assert!(!tt.probe(KEY).unwrap().conditional);
         assert_eq!(tt.probe(OTHER), None);
+    }
+
+    #[test]
+    fn the_region_in_use_grows_and_keeps_every_entry() {
+        let mut tt = TranspositionTable::new_lazy(4).unwrap();
+        assert_eq!(tt.active, FIRST_ACTIVE_CLUSTERS);
+        assert_eq!(tt.clusters.len(), 4 * FIRST_ACTIVE_CLUSTERS);
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+        for i in 0..1000u128 {
+            tt.store_fact(key(i), (i % 40) as u32 + 1, None);
+        }
+        tt.new_epoch();
+        tt.begin_iteration();
+        tt.store_conditional(key(5000), 9, 11);
+        tt.grow();
+        assert_eq!(tt.active, 2 * FIRST_ACTIVE_CLUSTERS);
+        for i in 0..1000u128 {
+            assert_eq!(tt.probe(key(i)).unwrap().lb, (i % 40) as u32 + 1, "key {i}");
+        }
+        let p = tt.probe(key(5000)).unwrap();
+        assert_eq!((p.lb, p.if_failed, p.conditional), (9, 11, true));
+        // Filling it grows it to the whole table and no further; nearly everything is kept.
+        for i in 0..100_000u128 {
+            tt.store_fact(key(i), 3, None);
+        }
+        assert_eq!(tt.active, tt.clusters.len());
+        let kept = (0..100_000u128)
+            .filter(|&i| tt.probe(key(i)).is_some())
+            .count();
+        assert!(kept > 95_000, "{kept}");
+        // Clearing returns to the first region, and zeroes what was used.
+        tt.clear();
+        assert_eq!(tt.active, FIRST_ACTIVE_CLUSTERS);
+        assert!((0..1000u128).all(|i| tt.probe(key(i)).is_none()));
+        assert!(tt
+            .clusters
+            .as_slice()
+            .iter()
+            .all(|c| c.0 == [0; WORDS_PER_CLUSTER]));
     }
 
     #[test]

@@ -464,9 +464,7 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
             },
             Job::Probe(position) if !quitting => {
                 let solver = table.get_or_insert_with(|| make_solver(hash_mb));
-                let attacker = solver
-                    .last_attacker()
-                    .unwrap_or(position.side_to_move());
+                let attacker = solver.last_attacker().unwrap_or(position.side_to_move());
                 let report = solver.probe(&position, attacker, PROBE_TIME, &shared.quitting);
                 for l in probe_lines(&position, &report) {
                     out.line(&format!("info string {l}"));
@@ -524,7 +522,8 @@ pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
         Role::Outside => "defender to move, not in check",
     };
     let mut lines = vec![format!("probe: sfen {} ({role})", pos.to_sfen())];
-    let entry = |e: TableEntry| match e {
+    let entry = |e: TableEntry| {
+        match e {
         TableEntry::Unknown => "unknown".to_string(),
         TableEntry::NoMateAtAll => "no helpmate at any length".to_string(),
         TableEntry::NoMateShorterThan {
@@ -537,6 +536,7 @@ pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
         } => format!(
             "no helpmate shorter than {plies} plies, conditional on a repetition in the last iteration"
         ),
+    }
     };
     lines.push(format!("probe: table: {}", entry(report.entry)));
     if let Some(m) = report.single {
@@ -580,8 +580,7 @@ pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
             moves_text(line)
         ),
         ProbeLine::NoMate if report.role == Role::Outside => {
-            "probe: not a helpmate position (the defender is to move and not in check)"
-                .to_string()
+            "probe: not a helpmate position (the defender is to move and not in check)".to_string()
         }
         ProbeLine::NoMate => "probe: no helpmate at any length".to_string(),
         ProbeLine::Unknown { lower_bound } => format!(
