@@ -58,8 +58,8 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
     let mut solver = Solver::new(options.hash_mb).map_err(std::io::Error::other)?;
     writeln!(
         out,
-        "{:<40} {:>7} {:>7} {:>14} {:>10} {:>12}",
-        "problem", "plies", "found", "nodes", "time(s)", "nodes/s"
+        "{:<40} {:>7} {:>7} {:>8} {:>14} {:>10} {:>12}",
+        "problem", "plies", "found", "hash(MB)", "nodes", "time(s)", "nodes/s"
     )?;
     let stop = AtomicBool::new(false);
     let (mut total_nodes, mut total_secs, mut solved, mut all_right) = (0u64, 0f64, 0, true);
@@ -93,10 +93,11 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
         total_secs += secs;
         writeln!(
             out,
-            "{:<40} {:>7} {:>7} {:>14} {:>10.3} {:>12.0}",
+            "{:<40} {:>7} {:>7} {:>8} {:>14} {:>10.3} {:>12.0}",
             p.name,
             p.plies,
             found,
+            options.hash_mb,
             r.nodes,
             secs,
             r.nodes as f64 / secs.max(1e-9)

@@ -56,6 +56,10 @@ enum Command {
         /// SFEN, a `position ...` string, or USI moves played from the problem.
         #[arg(long, value_name = "POSITION", conflicts_with = "batch")]
         probe: Option<String>,
+        /// Print the solution as a game record GUIs read (KIF, KI2 or CSA) instead of the
+        /// report (when there is no solution, the report as usual).
+        #[arg(long, value_enum, conflicts_with_all = ["batch", "json", "probe"])]
+        output: Option<workbench::RecordFormat>,
     },
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
@@ -147,6 +151,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             json,
             batch,
             probe,
+            output,
         }) => {
             let config = load_config(cli)?;
             let options = SolveOptions {
@@ -156,6 +161,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 json: *json,
                 format: *format,
                 probe: probe.clone(),
+                output: *output,
             };
             if let Some(file) = batch {
                 return Ok(ExitCode::from(workbench::batch::run(file, &options)));

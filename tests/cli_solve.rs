@@ -290,3 +290,45 @@ fn an_interrupted_batch_keeps_every_finished_result() {
     std::fs::remove_file(file).unwrap();
     std::fs::remove_file(out_path).unwrap();
 }
+
+/// `solve --output kif|ki2|csa` prints a record that the project's readers take back to the
+/// position and the solution `--json` reports; `--probe` adds what the table knows.
+#[test]
+fn records_and_probe_from_the_command_line() {
+    use kyozume::shogi::record::{read_csa, read_ki2, read_kif};
+    let sfen = sfen_of("fm3_gold_only_1");
+    let root = Position::from_sfen(&sfen).unwrap();
+    let (code, out, _) = run(&["solve", "--json", &sfen]);
+    assert_eq!(code, 0);
+    let report = json(out.trim());
+    let moves = replay(&root, report["moves"].as_array().unwrap());
+    for (format, read) in [
+        ("kif", read_kif as fn(&str) -> _),
+        ("ki2", read_ki2),
+        ("csa", read_csa),
+    ] {
+        let (code, out, err) = run(&["solve", "--output", format, &sfen]);
+        assert_eq!(code, 0, "{err}");
+        let (pos, read) = read(&out).unwrap_or_else(|e| panic!("{format}: {e}\n{out}"));
+        assert_eq!(pos.key(), root.key(), "{format}");
+        assert_eq!(read, moves, "{format}");
+    }
+    // The probe: after the first two moves, the attacker is to move with 9 plies left.
+    let first_two: Vec<&str> = report["moves"].as_array().unwrap()[..2]
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let (code, out, err) = run(&["solve", "--probe", &first_two.join(" "), &sfen]);
+    assert_eq!(code, 0, "{err}");
+    let probe: Vec<&str> = out.lines().filter(|l| l.starts_with("probe: ")).collect();
+    assert!(probe[0].ends_with("(attacker to move)"), "{probe:?}");
+    assert!(
+        probe
+            .iter()
+            .any(|l| l.starts_with("probe: shortest helpmate 9 plies: ")),
+        "{probe:?}"
+    );
+    let (code, _, err) = run(&["solve", "--probe", "9z9y", &sfen]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--probe"), "{err}");
+}

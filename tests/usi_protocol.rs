@@ -234,3 +234,64 @@ fn hash_resize_is_applied_and_a_huge_one_is_refused_gracefully() {
     assert_eq!(last.split_whitespace().count() as u32 - 1, plies_of(QUICK));
     e.quit();
 }
+
+/// `probe` after a search: the table's bound for the position, its moves' bounds, the shortest
+/// line from it; `probe moves ...` from the current position; a bad SFEN is one error line.
+#[test]
+fn probe_shows_what_the_search_left_in_the_table() {
+    let p = helpmates()
+        .into_iter()
+        .find(|p| p.name == "fmrs_test_solve_05")
+        .unwrap();
+    let mut e = Engine::start();
+    let (_, last) = e.go_mate(&p.sfen, "infinite", Duration::from_secs(30));
+    assert_eq!(last, format!("checkmate {}", p.line.join(" ")));
+    let probe = |e: &mut Engine, command: &str| {
+        e.send(command);
+        e.sync()
+    };
+    let root = probe(&mut e, "probe");
+    assert!(
+        root.iter().all(|l| l.starts_with("info string probe: ")),
+        "{root:?}"
+    );
+    assert!(root[0].ends_with("(attacker to move)"), "{root:?}");
+    assert!(
+        root.contains(&"info string probe: table: no helpmate shorter than 5 plies".to_string()),
+        "{root:?}"
+    );
+    assert!(
+        root.contains(&format!(
+            "info string probe: shortest helpmate 5 plies: {}",
+            p.line.join(" ")
+        )),
+        "{root:?}"
+    );
+    let after = probe(&mut e, &format!("probe moves {}", p.line[0]));
+    assert!(
+        after[0].ends_with("(defender to move, in check)"),
+        "{after:?}"
+    );
+    assert!(
+        after.contains(&format!(
+            "info string probe: shortest helpmate 4 plies: {}",
+            p.line[1..].join(" ")
+        )),
+        "{after:?}"
+    );
+    let mated = probe(&mut e, &format!("probe moves {}", p.line.join(" ")));
+    assert!(
+        mated.contains(&"info string probe: checkmate".to_string()),
+        "{mated:?}"
+    );
+    let bad = probe(&mut e, "probe sfen 9/9/9 b - 1");
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("info string error: probe: bad SFEN"),
+        "{bad:?}"
+    );
+    // The engine still answers normally afterwards.
+    let (_, last) = e.go_mate(&p.sfen, "infinite", Duration::from_secs(30));
+    assert_eq!(last, format!("checkmate {}", p.line.join(" ")));
+    e.quit();
+}

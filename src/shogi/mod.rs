@@ -8,6 +8,7 @@ pub mod kif;
 pub mod movegen;
 pub mod perft;
 pub mod position;
+pub mod record;
 pub mod sfen;
 pub mod types;
 mod zobrist;

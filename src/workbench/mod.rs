@@ -37,6 +37,30 @@ pub struct SolveOptions {
     /// `--probe`: after solving, what the engine knows about this position (an SFEN, a
     /// `position ...` string, or USI moves from the problem).
     pub probe: Option<String>,
+    /// `--output`: the solution as a game record instead of the report.
+    pub output: Option<RecordFormat>,
+}
+
+/// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordFormat {
+    /// Kakinoki's KIF: numbered moves with their origins, 打 on every drop.
+    Kif,
+    /// Kakinoki's KI2: moves in Japanese notation.
+    Ki2,
+    /// CSA V2.2.
+    Csa,
+}
+
+/// The solution of `report` as a game record, when there is one.
+pub fn record_text(report: &Report, position: &Position, format: RecordFormat) -> Option<String> {
+    let line = report.first_line()?;
+    let started = chrono::Local::now().format("%Y/%m/%d %H:%M:%S").to_string();
+    Some(match format {
+        RecordFormat::Kif => crate::shogi::record::to_kif(position, line, &started),
+        RecordFormat::Ki2 => crate::shogi::record::to_ki2(position, line, &started),
+        RecordFormat::Csa => crate::shogi::record::to_csa(position, line),
+    })
 }
 
 impl SolveOptions {
@@ -125,10 +149,13 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
         }
         report
     });
-    if options.json {
-        println!("{}", report.json());
-    } else {
-        print!("{}", report.human());
+    match options
+        .output
+        .and_then(|f| record_text(&report, &position, f))
+    {
+        Some(record) => print!("{record}"),
+        None if options.json => println!("{}", report.json()),
+        None => print!("{}", report.human()),
     }
     exit_code(report.status)
 }

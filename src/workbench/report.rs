@@ -114,6 +114,14 @@ impl Report {
         report
     }
 
+    /// The solution given (the first shortest line), when a mate was found.
+    pub fn first_line(&self) -> Option<&[Move]> {
+        match self.status {
+            Status::Mate => self.lines.first().map(Vec::as_slice),
+            _ => None,
+        }
+    }
+
     pub fn json(&self) -> String {
         serde_json::to_string(self).expect("a report serialises")
     }
