@@ -37,6 +37,7 @@ pub fn suite() -> Vec<BenchProblem> {
 pub struct BenchOptions {
     pub long: bool,
     pub hash_mb: usize,
+    pub threads: usize,
     pub time_limit: Option<Duration>,
     /// Only problems whose name contains this.
     pub filter: Option<String>,
@@ -58,8 +59,8 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
     let mut solver = Solver::new(options.hash_mb).map_err(std::io::Error::other)?;
     writeln!(
         out,
-        "{:<40} {:>7} {:>7} {:>8} {:>14} {:>10} {:>12}",
-        "problem", "plies", "found", "hash(MB)", "nodes", "time(s)", "nodes/s"
+        "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10} {:>12}",
+        "problem", "plies", "found", "hash(MB)", "threads", "nodes", "time(s)", "nodes/s"
     )?;
     let stop = AtomicBool::new(false);
     let (mut total_nodes, mut total_secs, mut solved, mut all_right) = (0u64, 0f64, 0, true);
@@ -70,6 +71,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
         let limits = Limits {
             time: options.time_limit,
             max_plies: None,
+            threads: options.threads,
             ..Default::default()
         };
         let r = solver
@@ -93,11 +95,12 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
         total_secs += secs;
         writeln!(
             out,
-            "{:<40} {:>7} {:>7} {:>8} {:>14} {:>10.3} {:>12.0}",
+            "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10.3} {:>12.0}",
             p.name,
             p.plies,
             found,
             options.hash_mb,
+            options.threads,
             r.nodes,
             secs,
             r.nodes as f64 / secs.max(1e-9)

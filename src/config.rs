@@ -20,7 +20,7 @@ pub struct EngineConfig {
     /// Transposition table size in MB (USI_Hash).
     #[serde(rename = "USI_Hash")]
     pub hash_mb: usize,
-    /// Search threads (declared for GUIs; the search uses one).
+    /// Search threads (default: the machine's logical cores).
     #[serde(rename = "Threads")]
     pub threads: usize,
     /// Shortest solutions to count: 1 = no uniqueness check (fastest), 2 = "is it unique?".
@@ -32,10 +32,17 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             hash_mb: DEFAULT_HASH_MB,
-            threads: 1,
+            threads: logical_cores(),
             solution_limit: 2,
         }
     }
+}
+
+/// The machine's logical cores (1 if the system does not say), at most `MAX_THREADS`.
+pub fn logical_cores() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS)
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -127,7 +134,11 @@ mod tests {
         let p = Path::new("engine.toml");
         let c = EngineConfig::from_toml("[options]\nUSI_Hash = 64\n", p).unwrap();
         assert_eq!(c.hash_mb, 64);
-        assert_eq!(c.threads, 1);
+        // Left out: every logical core.
+        assert_eq!(c.threads, logical_cores());
+        assert!(c.threads >= 1);
+        let c = EngineConfig::from_toml("[options]\nThreads = 3\n", p).unwrap();
+        assert_eq!(c.threads, 3);
         assert_eq!(
             EngineConfig::from_toml("", p).unwrap(),
             EngineConfig::default()

@@ -51,6 +51,14 @@ enum Command {
         /// Solve every problem in FILE (one a line: SFEN, or name<TAB>SFEN).
         #[arg(long, value_name = "FILE", conflicts_with = "input")]
         batch: Option<String>,
+        /// Search threads for each problem (default: Threads from engine.toml, else the
+        /// machine's logical cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: Option<u16>,
+        /// With --batch: solve N problems at once, each with 1/N of the memory (results still
+        /// in input order).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        jobs: Option<u16>,
         /// After solving, show what the engine knows about a position of the problem: its
         /// table entry, the bounds of its moves and the shortest line from it. POSITION is an
         /// SFEN, a `position ...` string, or USI moves played from the problem.
@@ -79,6 +87,9 @@ enum Command {
         /// Instead of solving: time the checks generator against filtering all legal moves.
         #[arg(long, conflicts_with = "long")]
         checks: bool,
+        /// Search threads (default 1, so that figures compare across machines).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: Option<u16>,
     },
     /// Count the leaf nodes of the legal-move tree (move generator test and benchmark).
     Perft {
@@ -152,12 +163,20 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             batch,
             probe,
             output,
+            threads,
+            jobs,
         }) => {
+            if jobs.is_some() && batch.is_none() {
+                eprintln!("kyozume solve: --jobs needs --batch FILE (one problem uses --threads)");
+                return Err(ExitCode::from(workbench::exit::BAD_INPUT));
+            }
             let config = load_config(cli)?;
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
                 hash_mb: hash.unwrap_or(config.hash_mb).max(1),
                 solutions: solutions.unwrap_or(config.solution_limit).max(1),
+                threads: threads.map_or(config.threads, usize::from),
+                jobs: jobs.map_or(1, usize::from),
                 json: *json,
                 format: *format,
                 probe: probe.clone(),
@@ -192,9 +211,11 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             hash,
             time_limit,
             filter,
+            threads,
             ..
         }) => {
             let options = kyozume::bench::BenchOptions {
+                threads: threads.map_or(1, usize::from),
                 long: *long,
                 hash_mb: hash.unwrap_or(if *long { 8192 } else { 1024 }),
                 time_limit: seconds(*time_limit, "bench")?,

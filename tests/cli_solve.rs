@@ -332,3 +332,58 @@ fn records_and_probe_from_the_command_line() {
     assert_eq!(code, 2);
     assert!(err.contains("--probe"), "{err}");
 }
+
+/// `--batch --jobs N` solves problems at once and still writes them in input order, with the
+/// same verdicts as one at a time.
+#[test]
+fn batch_jobs_keep_input_order_and_answers() {
+    let names: Vec<String> = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= 40)
+        .take(12)
+        .map(|p| p.name)
+        .collect();
+    let mut lines: Vec<String> = names
+        .iter()
+        .map(|n| format!("{n}\t{}", sfen_of(n)))
+        .collect();
+    lines.insert(3, "broken\tnot an sfen".to_string());
+    let (_, nomate) = nomates().into_iter().next().unwrap();
+    lines.insert(7, format!("none\t{nomate}"));
+    let file = write_batch("jobs", &lines);
+    let verdicts = |jobs: &str| {
+        let (code, out, err) = run(&[
+            "solve",
+            "--json",
+            "--threads",
+            "1",
+            "--jobs",
+            jobs,
+            "--batch",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .map(json)
+            .map(|o| {
+                (
+                    o["name"].clone(),
+                    o["status"].clone(),
+                    o["plies"].clone(),
+                    o["solutions"].clone(),
+                    o["moves"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let one = verdicts("1");
+    let three = verdicts("3");
+    assert_eq!(one.len(), lines.len() + 1);
+    assert_eq!(one[3].0, "broken");
+    assert_eq!(one[7].1, "nomate");
+    // The summary line differs only in time, which is not compared here.
+    assert_eq!(three[..lines.len()], one[..lines.len()]);
+    let (code, _, err) = run(&["solve", "--jobs", "2", &sfen_of("fmrs_test_solve_15")]);
+    assert_ne!(code, 0, "--jobs without --batch is refused: {err}");
+    std::fs::remove_file(file).unwrap();
+}

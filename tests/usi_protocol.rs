@@ -295,3 +295,43 @@ fn probe_shows_what_the_search_left_in_the_table() {
     assert_eq!(last, format!("checkmate {}", p.line.join(" ")));
     e.quit();
 }
+
+/// At 4 threads: a time limit and `stop` end the search promptly, and what a stopped search
+/// left in the table does not change the next answer.
+#[test]
+fn four_threads_stop_promptly_and_leave_no_false_bounds() {
+    let mut e = Engine::start();
+    e.send("setoption name Threads value 4");
+    e.sync();
+    let start = Instant::now();
+    let (_, last) = e.go_mate(&sfen_of(HARD), "300", Duration::from_secs(5));
+    assert_eq!(last, "checkmate timeout");
+    assert!(
+        start.elapsed() < Duration::from_millis(800),
+        "{:?}",
+        start.elapsed()
+    );
+    for problem in [SLOW, HARD] {
+        e.send(&format!("position sfen {}", sfen_of(problem)));
+        e.send("go mate infinite");
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = Instant::now();
+        e.send("stop");
+        let lines = e.read_until(Duration::from_secs(5), |l| l.starts_with("checkmate"));
+        assert!(
+            sent.elapsed() < Duration::from_millis(500),
+            "{problem}: stop answered late"
+        );
+        // SLOW may have been solved before the stop arrived.
+        let last = lines.last().unwrap();
+        assert!(last == "checkmate timeout" || problem == SLOW, "{last}");
+    }
+    // The stopped searches left only sound bounds: the slow problem still gets its length.
+    let (_, last) = e.go_mate(&sfen_of(SLOW), "infinite", Duration::from_secs(120));
+    assert_eq!(
+        last.split_whitespace().count() as u32 - 1,
+        plies_of(SLOW),
+        "{last}"
+    );
+    e.quit();
+}

@@ -33,6 +33,11 @@ pub struct Limits {
     pub strategy: Strategy,
     /// Count shortest solutions up to this many (0 or 1: do not count).
     pub solution_limit: usize,
+    /// Search threads (0 or 1: the calling thread alone). Results do not depend on it.
+    pub threads: usize,
+    /// Breadth-first levels at least this wide are expanded with all threads (None: the
+    /// default, 4096; tests set 1 to send every level through the threaded expansion).
+    pub parallel_from_positions: Option<usize>,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -44,6 +49,9 @@ pub enum Strategy {
     Auto,
     /// Iterative deepening only.
     Deepening,
+    /// The breadth-first pass from the start (falling back to deepening when memory runs
+    /// out): for tests and comparisons.
+    BreadthFirst,
 }
 
 /// Progress report, sent after each deepening iteration and at least once a second.
@@ -126,6 +134,8 @@ pub struct Solver {
     buffers: Buffers,
     /// The side that attacked in the last search (for probes of positions inside it).
     last_attacker: Option<Color>,
+    /// Helper threads for the breadth-first pass, made when first asked for.
+    pool: Option<rayon::ThreadPool>,
 }
 
 /// Smallest node budget of an iteration that deepens by more than 2 plies.
@@ -171,6 +181,7 @@ impl Solver {
             path: PathSet::new(),
             buffers: Buffers::new(),
             last_attacker: None,
+            pool: None,
         }
     }
 
@@ -202,6 +213,25 @@ impl Solver {
 
     pub fn hash_mb(&self) -> usize {
         self.hash_mb
+    }
+
+    /// A pool of `threads` threads (None for one thread, or if the system will not give them).
+    fn pool(&mut self, threads: usize) -> Option<&rayon::ThreadPool> {
+        if threads < 2 {
+            return None;
+        }
+        if self
+            .pool
+            .as_ref()
+            .is_none_or(|p| p.current_num_threads() != threads)
+        {
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("search-{i}"))
+                .build()
+                .ok();
+        }
+        self.pool.as_ref()
     }
 
     /// The side to move at the root of the last search, if any.
@@ -341,11 +371,12 @@ impl<'s, 'p> Run<'s, 'p> {
     fn breadth_first_is_due(&self) -> bool {
         let narrow = self.last_iteration_nodes < CHEAP_ITERATION_NODES
             || self.cost_per_ply <= self.previous_cost_per_ply.saturating_mul(NARROW_GROWTH);
-        !self.breadth_first_tried
-            && self.limits.strategy == Strategy::Auto
-            && self.lower_bound >= BFS_FROM_PLIES
-            && self.lower_bound != NEVER
-            && narrow
+        let wanted = match self.limits.strategy {
+            Strategy::Auto => self.lower_bound >= BFS_FROM_PLIES && narrow,
+            Strategy::Deepening => false,
+            Strategy::BreadthFirst => true,
+        };
+        !self.breadth_first_tried && self.lower_bound != NEVER && wanted
     }
 
     /// The breadth-first pass. It starts beside the table, in the memory kept back for it, and
@@ -356,13 +387,24 @@ impl<'s, 'p> Run<'s, 'p> {
         let hash_mb = self.solver.hash_mb;
         let table_mb = self.solver.tt.size_mb();
         let reserve_bytes = hash_mb.saturating_sub(table_mb).max(1) << 20;
+        let threads = self.limits.threads;
+        let solver = &mut *self.solver;
+        if threads >= 2 && solver.pool(threads).is_none() {
+            // No threads to be had: one thread does the same work.
+            solver.pool = None;
+        }
         let bfs_limits = bfs::BfsLimits {
             budget_bytes: reserve_bytes,
             solution_cap: self.limits.solution_limit.max(1) as u32,
             max_plies: self.max_plies,
             interrupt: self.interrupt,
+            pool: solver.pool.as_ref().filter(|_| threads >= 2),
+            parallel_from_positions: self
+                .limits
+                .parallel_from_positions
+                .unwrap_or(bfs::PARALLEL_FROM_POSITIONS),
         };
-        let tt = &mut self.solver.tt;
+        let tt = &mut solver.tt;
         let mut table_taken = false;
         let mut take_table = || {
             if table_taken {

@@ -393,6 +393,7 @@ impl Session {
             },
             max_plies: None,
             solution_limit: self.config.solution_limit,
+            threads: self.config.threads,
             ..Default::default()
         };
         self.gos_sent += 1;

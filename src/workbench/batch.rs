@@ -11,8 +11,9 @@ use super::{exit, input, interrupt_flag, solve_position, SolveOptions};
 use crate::search;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// One problem of the batch file: its line number, name if any, and the problem text.
@@ -98,7 +99,26 @@ impl Summary {
     }
 }
 
-/// Runs the batch; returns the exit status.
+/// Solves (or reports the input error of) one entry.
+fn solve_entry(
+    solver: &mut crate::search::Solver,
+    entry: &Entry,
+    options: &SolveOptions,
+    stop: &AtomicBool,
+) -> Report {
+    match input::parse_problem(&entry.text, options.format) {
+        Err(e) => Report::input_error(
+            entry.name.clone(),
+            &entry.text,
+            format!("line {}: {e}", entry.line),
+        ),
+        Ok(position) => solve_position(solver, entry.name.clone(), &position, options, stop),
+    }
+}
+
+/// Runs the batch; returns the exit status. With `options.jobs` above 1, that many problems are
+/// solved at once, each solver with its share of the memory and of the threads; results are
+/// still written in input order.
 pub fn run(file: &str, options: &SolveOptions) -> u8 {
     let text = match std::fs::read(file) {
         Ok(bytes) => input::decode(&bytes),
@@ -108,10 +128,19 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         }
     };
     let entries = entries(&text);
-    let mut solver = match super::solver_for(options, "kyozume solve --batch") {
-        Ok(s) => s,
-        Err(status) => return status,
+    let jobs = options.jobs.clamp(1, entries.len().max(1));
+    let per_job = SolveOptions {
+        hash_mb: (options.hash_mb / jobs).max(1),
+        threads: (options.threads / jobs).max(1),
+        ..options.clone()
     };
+    let mut solvers = Vec::with_capacity(jobs);
+    for _ in 0..jobs {
+        match super::solver_for(&per_job, "kyozume solve --batch") {
+            Ok(s) => solvers.push(s),
+            Err(status) => return status,
+        }
+    }
     let stop = interrupt_flag();
     let start = Instant::now();
     let bar = std::io::stderr().is_terminal().then(|| {
@@ -122,57 +151,88 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         );
         bar
     });
-    let mut summary = Summary::default();
-    let mut out = std::io::stdout().lock();
-    for (i, entry) in entries.iter().enumerate() {
-        if stop.load(Ordering::SeqCst) {
-            summary.interrupted = true;
-            break;
-        }
-        let label = entry
+    let label = |entry: &Entry| {
+        entry
             .name
             .clone()
-            .unwrap_or_else(|| format!("line {}", entry.line));
-        match &bar {
-            Some(b) => b.set_message(label.clone()),
-            None => eprintln!("[{}/{}] {label} ...", i + 1, entries.len()),
-        }
-        let report = match input::parse_problem(&entry.text, options.format) {
-            Err(e) => Report::input_error(
-                entry.name.clone(),
-                &entry.text,
-                format!("line {}: {e}", entry.line),
-            ),
-            Ok(position) => search::with_search_stack(|| {
-                solve_position(&mut solver, entry.name.clone(), &position, options, &stop)
-            }),
-        };
-        if stop.load(Ordering::SeqCst) && report.status == Status::Unsolved {
-            // Cut short by Ctrl-C: not a verdict on the problem.
-            summary.interrupted = true;
-            break;
-        }
-        summary.add(&report);
+            .unwrap_or_else(|| format!("line {}", entry.line))
+    };
+    let mut summary = Summary::default();
+    let mut out = std::io::stdout().lock();
+    let mut write_failed = false;
+    let mut write = |report: &Report, summary: &mut Summary, out: &mut std::io::StdoutLock| {
+        summary.add(report);
         let line = if options.json {
             report.json()
         } else {
             report.summary_line()
         };
         // Written and flushed at once: nothing reported is lost if the run is interrupted.
-        if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
-            return exit::BAD_INPUT;
+        write_failed |= writeln!(out, "{line}").and_then(|_| out.flush()).is_err();
+    };
+    let next = AtomicUsize::new(0);
+    let (done_tx, done) = crossbeam_channel::unbounded::<(usize, Report)>();
+    std::thread::scope(|scope| {
+        for mut solver in solvers {
+            let done_tx = done_tx.clone();
+            let (entries, next, stop, per_job, bar) = (&entries, &next, &stop, &per_job, &bar);
+            std::thread::Builder::new()
+                .name("batch".into())
+                .stack_size(search::SEARCH_STACK_BYTES)
+                .spawn_scoped(scope, move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= entries.len() || stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    match bar {
+                        Some(b) => b.set_message(label(&entries[i])),
+                        None => {
+                            eprintln!("[{}/{}] {} ...", i + 1, entries.len(), label(&entries[i]))
+                        }
+                    }
+                    let report = solve_entry(&mut solver, &entries[i], per_job, stop);
+                    if done_tx.send((i, report)).is_err() {
+                        break;
+                    }
+                })
+                .expect("spawn a batch thread");
         }
-        match &bar {
-            Some(b) => b.inc(1),
-            None => eprintln!(
-                "[{}/{}] {label}: {:?} ({:.3} s)",
-                i + 1,
-                entries.len(),
-                report.status,
-                report.time_ms as f64 / 1000.0
-            ),
+        drop(done_tx);
+        // Results in input order: each written once those before it are.
+        let mut pending: BTreeMap<usize, Report> = BTreeMap::new();
+        let mut next_out = 0;
+        for (i, report) in done.iter() {
+            if stop.load(Ordering::SeqCst) && report.status == Status::Unsolved {
+                // Cut short by Ctrl-C: not a verdict on the problem.
+                summary.interrupted = true;
+                continue;
+            }
+            match &bar {
+                Some(b) => b.inc(1),
+                None => eprintln!(
+                    "[{}/{}] {}: {:?} ({:.3} s)",
+                    i + 1,
+                    entries.len(),
+                    label(&entries[i]),
+                    report.status,
+                    report.time_ms as f64 / 1000.0
+                ),
+            }
+            pending.insert(i, report);
+            while let Some(r) = pending.remove(&next_out) {
+                write(&r, &mut summary, &mut out);
+                next_out += 1;
+            }
         }
+        // Interrupted: every finished result still goes out, in input order.
+        for r in std::mem::take(&mut pending).into_values() {
+            write(&r, &mut summary, &mut out);
+        }
+    });
+    if write_failed {
+        return exit::BAD_INPUT;
     }
+    summary.interrupted |= stop.load(Ordering::SeqCst);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -32,6 +32,10 @@ pub struct SolveOptions {
     pub hash_mb: usize,
     /// Count shortest solutions up to this many (1: no uniqueness check).
     pub solutions: usize,
+    /// Search threads for each problem.
+    pub threads: usize,
+    /// Problems solved at once by `--batch` (each with its share of the memory).
+    pub jobs: usize,
     pub json: bool,
     pub format: Format,
     /// `--probe`: after solving, what the engine knows about this position (an SFEN, a
@@ -68,6 +72,7 @@ impl SolveOptions {
         Limits {
             time: self.time_limit,
             solution_limit: self.solutions,
+            threads: self.threads,
             ..Default::default()
         }
     }

@@ -15,6 +15,8 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
+mod parallel;
+
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
@@ -55,20 +57,43 @@ const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
 /// chosen by the key's top byte, each storing the key's low 96 bits in 12 bytes and growing by
 /// half on its own when 80% full, so memory stays near 12 / 0.65 bytes a key and growing never
 /// needs twice the whole set. Keys equal in those 104 bits count as one: for 10^8 keys the chance
-/// of any such pair is about 10^-15. All-zero slots are empty; a key whose low 96 bits are zero
-/// goes to a side list.
+/// of any such pair is about 10^-15. All-zero slots are empty, so a key whose low 96 bits are
+/// zero is kept as a stand-in made of its high bits (one more such negligible chance). The
+/// shards are separate so that threads can each own some of them.
 struct KeySet {
-    shards: Vec<ZeroedTable<[u32; 3]>>,
-    lens: Vec<usize>,
-    zero_low: Vec<u128>,
+    shards: Vec<Shard>,
+    /// Bytes of all shards' tables.
     bytes: usize,
+}
+
+/// One of the key set's tables.
+struct Shard {
+    table: ZeroedTable<[u32; 3]>,
+    len: usize,
 }
 
 const SLOT_BYTES: usize = 12;
 
+/// Levels at least this wide are expanded with several threads (when there are any); narrower
+/// ones cost less than handing them out. Both ways give the same level, edges and order.
+pub(crate) const PARALLEL_FROM_POSITIONS: usize = 4096;
+
+/// The 96 bits a shard keeps of `key`: its low 96 bits, or, when those are all zero (an empty
+/// slot), a stand-in from its high bits.
 #[inline]
 fn low96(key: u128) -> [u32; 3] {
-    [key as u32, (key >> 32) as u32, (key >> 64) as u32]
+    let stored = [key as u32, (key >> 32) as u32, (key >> 64) as u32];
+    if stored == [0; 3] {
+        [(key >> 96) as u32 | 1, 0, 0]
+    } else {
+        stored
+    }
+}
+
+/// The stored bits as a key again (for the home slot, which depends on the low 64 bits only).
+#[inline]
+fn from_stored(stored: [u32; 3]) -> u128 {
+    stored[0] as u128 | (stored[1] as u128) << 32 | (stored[2] as u128) << 64
 }
 
 #[inline]
@@ -77,54 +102,67 @@ fn home(key: u128, len: usize) -> usize {
     ((key as u64 as u128 * len as u128) >> 64) as usize
 }
 
-impl KeySet {
-    const SHARDS: usize = 256;
+#[inline]
+fn shard_of(key: u128) -> usize {
+    (key >> 120) as usize
+}
+
+impl Shard {
     const FIRST_SLOTS: usize = 64;
 
-    fn new() -> KeySet {
-        KeySet {
-            shards: (0..Self::SHARDS)
-                .map(|_| ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"))
-                .collect(),
-            lens: vec![0; Self::SHARDS],
-            zero_low: Vec::new(),
-            bytes: Self::SHARDS * Self::FIRST_SLOTS * SLOT_BYTES,
+    fn new() -> Shard {
+        Shard {
+            table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
+            len: 0,
         }
     }
 
     fn bytes(&self) -> usize {
-        self.bytes
+        self.table.len() * SLOT_BYTES
     }
 
-    /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass
-    /// `budget` bytes for the whole set.
+    /// Whether `key` is in this shard.
     #[inline]
-    fn insert(&mut self, key: u128, budget: usize) -> Result<bool, ()> {
+    fn contains(&self, key: u128) -> bool {
         let stored = low96(key);
-        if stored == [0; 3] {
-            if self.zero_low.contains(&key) {
-                return Ok(false);
+        let table = self.table.as_slice();
+        let len = table.len();
+        let mut i = home(from_stored(stored), len);
+        loop {
+            let slot = table[i];
+            if slot == stored {
+                return true;
             }
-            self.zero_low.push(key);
-            return Ok(true);
+            if slot == [0; 3] {
+                return false;
+            }
+            i = if i + 1 == len { 0 } else { i + 1 };
         }
-        let shard = (key >> 120) as usize;
-        let size = self.shards[shard].len();
-        if (self.lens[shard] + 1) * 5 > size * 4 {
+    }
+
+    /// Inserts `key`; false if it was already there. Growing may add at most `allowance` bytes
+    /// (reduced by what it adds); `Err` when it would need more.
+    #[inline]
+    fn insert(&mut self, key: u128, allowance: &mut usize) -> Result<bool, ()> {
+        let stored = low96(key);
+        let size = self.table.len();
+        if (self.len + 1) * 5 > size * 4 {
             let bigger = size + size / 2;
-            if self.bytes + (size + bigger) * SLOT_BYTES > budget {
+            // While growing, the old and the new table exist together.
+            if (size + bigger) * SLOT_BYTES > *allowance {
                 return Err(());
             }
-            self.grow(shard, bigger)?;
+            self.grow(bigger)?;
+            *allowance -= (bigger - size) * SLOT_BYTES;
         }
-        let table = self.shards[shard].as_mut_slice();
+        let table = self.table.as_mut_slice();
         let len = table.len();
-        let mut i = home(key, len);
+        let mut i = home(from_stored(stored), len);
         loop {
             let slot = table[i];
             if slot == [0; 3] {
                 table[i] = stored;
-                self.lens[shard] += 1;
+                self.len += 1;
                 return Ok(true);
             }
             if slot == stored {
@@ -137,25 +175,62 @@ impl KeySet {
     /// Starts loading the slot where `key` would go.
     #[inline]
     fn prefetch(&self, key: u128) {
-        let table = self.shards[(key >> 120) as usize].as_slice();
-        super::prefetch(&table[home(key, table.len())]);
+        let table = self.table.as_slice();
+        super::prefetch(&table[home(from_stored(low96(key)), table.len())]);
     }
 
-    fn grow(&mut self, shard: usize, slots: usize) -> Result<(), ()> {
+    fn grow(&mut self, slots: usize) -> Result<(), ()> {
         let bigger = ZeroedTable::new(slots).ok_or(())?;
-        let old = std::mem::replace(&mut self.shards[shard], bigger);
-        let table = self.shards[shard].as_mut_slice();
+        let old = std::mem::replace(&mut self.table, bigger);
+        let table = self.table.as_mut_slice();
         for stored in old.as_slice().iter().copied().filter(|&s| s != [0; 3]) {
-            // The home slot depends on the low 64 bits, which the stored 96 bits include.
-            let key = stored[0] as u128 | (stored[1] as u128) << 32 | (stored[2] as u128) << 64;
-            let mut i = home(key, slots);
+            let mut i = home(from_stored(stored), slots);
             while table[i] != [0; 3] {
                 i = if i + 1 == slots { 0 } else { i + 1 };
             }
             table[i] = stored;
         }
-        self.bytes += (slots - old.len()) * SLOT_BYTES;
         Ok(())
+    }
+}
+
+impl KeySet {
+    const SHARDS: usize = 256;
+
+    fn new() -> KeySet {
+        let shards: Vec<Shard> = (0..Self::SHARDS).map(|_| Shard::new()).collect();
+        let bytes = shards.iter().map(Shard::bytes).sum();
+        KeySet { shards, bytes }
+    }
+
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Counts the bytes again after the shards were changed directly.
+    fn recount(&mut self) {
+        self.bytes = self.shards.iter().map(Shard::bytes).sum();
+    }
+
+    fn contains(&self, key: u128) -> bool {
+        self.shards[shard_of(key)].contains(key)
+    }
+
+    /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass
+    /// `budget` bytes for the whole set.
+    #[inline]
+    fn insert(&mut self, key: u128, budget: usize) -> Result<bool, ()> {
+        let mut allowance = budget.saturating_sub(self.bytes);
+        let before = allowance;
+        let inserted = self.shards[shard_of(key)].insert(key, &mut allowance);
+        self.bytes += before - allowance;
+        inserted
+    }
+
+    /// Starts loading the slot where `key` would go.
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        self.shards[shard_of(key)].prefetch(key);
     }
 }
 
@@ -165,6 +240,10 @@ pub(crate) struct BfsLimits<'a> {
     pub solution_cap: u32,
     pub max_plies: u32,
     pub interrupt: Interrupt<'a>,
+    /// Threads to expand each level with (see `parallel.rs`); None: this thread alone.
+    pub pool: Option<&'a rayon::ThreadPool>,
+    /// Levels at least this wide go to the threads.
+    pub parallel_from_positions: usize,
 }
 
 /// Runs the breadth-first search from `root` (attacker to move). `nodes` counts moves played;
@@ -209,6 +288,61 @@ pub(crate) fn search(
             lower_bound,
             reason,
         };
+        if let Some(pool) = limits
+            .pool
+            .filter(|_| level.len() >= limits.parallel_from_positions)
+        {
+            let others = working_bytes(&graph, &LevelEdges::default(), level.capacity(), 0, 0)
+                + counts.capacity() * 4;
+            let allowance = budget.saturating_sub(others + seen.bytes());
+            let this_level = parallel::Level {
+                positions: &level,
+                counts: &counts,
+                cap,
+                interrupt: limits.interrupt,
+            };
+            let mut more = || {
+                let extra = more_memory();
+                budget += extra;
+                extra
+            };
+            let outcome =
+                parallel::expand_level(pool, &mut seen, &this_level, nodes, allowance, &mut more);
+            match outcome {
+                parallel::LevelOutcome::Mates { mates, count } => {
+                    let lines = graph.lines(&mates, cap as usize);
+                    return BfsOutcome::Mate { lines, count };
+                }
+                parallel::LevelOutcome::Aborted(abort) => return give_up(GiveUp::Aborted(abort)),
+                parallel::LevelOutcome::Memory => return give_up(GiveUp::Memory),
+                parallel::LevelOutcome::Next {
+                    next,
+                    counts: next_counts,
+                    edges,
+                } => {
+                    if next.is_empty() {
+                        return BfsOutcome::NoMate;
+                    }
+                    graph.push(edges);
+                    level = next;
+                    counts = next_counts;
+                }
+            }
+            let used = seen.bytes()
+                + working_bytes(&graph, &LevelEdges::default(), level.capacity(), 0, 0)
+                + counts.capacity() * 4;
+            if used > budget {
+                match more_memory() {
+                    0 => return give_up(GiveUp::Memory),
+                    extra => budget += extra,
+                }
+            }
+            if last_report.elapsed() >= Duration::from_millis(100) {
+                progress(lower_bound + 2, *nodes, permille(used, budget));
+                last_report = Instant::now();
+            }
+            continue;
+        }
         let mut next: Vec<PackedPosition> = Vec::new();
         let mut next_counts: Vec<u32> = Vec::new();
         let mut edges = LevelEdges::default();
@@ -397,8 +531,10 @@ impl LevelGraph {
     }
 
     fn push(&mut self, mut edges: LevelEdges) {
-        // Sorted by child, so that lines can find every edge into a position.
-        edges.extra.sort_unstable_by_key(|&(child, _)| child);
+        // Sorted by child, so that lines can find every edge into a position; stable, so that
+        // the edges into one child stay in the order they were found (as the threaded
+        // expansion orders them too).
+        edges.extra.sort_by_key(|&(child, _)| child);
         edges.first.shrink_to_fit();
         edges.extra.shrink_to_fit();
         self.bytes += edges.bytes();
@@ -474,13 +610,15 @@ mod tests {
             assert_eq!(set.insert(key(i), usize::MAX), Ok(false));
         }
         // Keys that differ only in bits the set keeps must stay distinct; keys whose low 96 bits
-        // are zero go to the side list.
+        // are zero are kept as a stand-in.
         let a = 1u128 << 100;
         assert_eq!(set.insert(a, usize::MAX), Ok(true));
         assert_eq!(set.insert(a | (1 << 65), usize::MAX), Ok(true));
         // (key(0) is 0 itself, inserted above.)
         assert_eq!(set.insert(0, usize::MAX), Ok(false));
         assert_eq!(set.insert(a, usize::MAX), Ok(false));
+        assert!(set.contains(a) && set.contains(0) && set.contains(key(7)));
+        assert!(!set.contains(a | 1 << 66));
         // A budget too small to grow is reported, not exceeded.
         let mut small = KeySet::new();
         let budget = small.bytes();

@@ -1,0 +1,362 @@
+//! One level of the breadth-first pass on several threads, with the same result whatever the
+//! number of threads and however they are scheduled.
+//!
+//! 1. **Expand** (in parallel over contiguous chunks of the level): each position's checks and
+//!    their evasions are generated; an evasion whose key the key set already holds (reached on
+//!    an earlier level) is dropped — the set is only read in this phase — and the others become
+//!    candidates, numbered in the order a single thread would have met them and sorted into
+//!    buckets by the thread that owns their key's shard. Mates are collected the same way.
+//! 2. **Insert** (in parallel over owners): each owner takes its buckets chunk by chunk, in that
+//!    order, and inserts the keys into its own shards, so no two threads touch one shard and no
+//!    lock is taken; the first candidate of a key wins, as it would for one thread.
+//! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
+//!    — the very order one thread would have produced.
+
+use super::{KeySet, LevelEdges, Link, Shard};
+use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
+use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::{Move, PackedPosition, Position};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// What one level came to.
+pub(super) enum LevelOutcome {
+    /// Mating checks on this level: (parent index, check), in order, and the number of paths
+    /// into them (capped).
+    Mates {
+        mates: Vec<(u32, Move)>,
+        count: u32,
+    },
+    /// The next level, its path counts (counting only) and the edges into it.
+    Next {
+        next: Vec<PackedPosition>,
+        counts: Vec<u32>,
+        edges: LevelEdges,
+    },
+    Aborted(Abort),
+    /// The key set could not grow within the budget.
+    Memory,
+}
+
+pub(super) struct Level<'a> {
+    pub positions: &'a [PackedPosition],
+    /// Paths into each position (counting only; empty otherwise).
+    pub counts: &'a [u32],
+    pub cap: u32,
+    pub interrupt: Interrupt<'a>,
+}
+
+impl Level<'_> {
+    fn counting(&self) -> bool {
+        self.cap > 1
+    }
+}
+
+/// An evasion leading to a position not seen on earlier levels.
+#[derive(Clone, Copy)]
+struct Candidate {
+    /// Where a single thread would have met it: chunk number in the high bits, then the
+    /// candidate's number within the chunk.
+    order: u64,
+    key: u128,
+    link: Link,
+    paths: u32,
+    /// The position it leads to (packed here, where the parent is at hand: most candidates
+    /// are new).
+    packed: PackedPosition,
+}
+
+const ORDER_SHIFT: u32 = 40;
+/// How many candidates ahead an owner starts loading key-set slots.
+const PREFETCH_AHEAD: usize = 8;
+
+/// What a chunk's expansion produced.
+#[derive(Default)]
+struct Expanded {
+    buckets: Vec<Vec<Candidate>>,
+    mates: Vec<(u32, Move, u32)>,
+    nodes: u64,
+    abort: Option<Abort>,
+}
+
+/// What an owner inserted: its new positions (in order) and, counting, further edges into
+/// them.
+#[derive(Default)]
+struct Inserted {
+    new: Vec<(u64, Link, u32, PackedPosition)>,
+    /// (index into `new`, order, link).
+    extra: Vec<(u32, u64, Link)>,
+    /// Where it stopped for want of memory: (chunk, index in that chunk's bucket).
+    stopped_at: Option<(usize, usize)>,
+    /// It stopped because the search was stopped.
+    interrupted: bool,
+    local_index: HashMap<u128, u32>,
+}
+
+/// Expands one level with the threads of `pool`. `allowance` is the memory the key set may
+/// still grow by; `more_memory` is asked when it runs out (0: none).
+pub(super) fn expand_level(
+    pool: &rayon::ThreadPool,
+    seen: &mut KeySet,
+    level: &Level,
+    nodes: &mut u64,
+    mut allowance: usize,
+    more_memory: &mut dyn FnMut() -> usize,
+) -> LevelOutcome {
+    let owners = pool.current_num_threads().max(1);
+    // Several chunks a thread, so that uneven chunks even out.
+    let chunk_len = level.positions.len().div_ceil(owners * 4).max(1);
+    let seen_ref: &KeySet = seen;
+    let expanded: Vec<Expanded> = pool.install(|| {
+        level
+            .positions
+            .par_chunks(chunk_len)
+            .enumerate()
+            .map(|(chunk, positions)| {
+                expand_chunk(seen_ref, level, chunk, chunk * chunk_len, positions, owners)
+            })
+            .collect()
+    });
+    for e in &expanded {
+        *nodes += e.nodes;
+    }
+    if let Some(abort) = expanded.iter().find_map(|e| e.abort) {
+        return LevelOutcome::Aborted(abort);
+    }
+    let mates: Vec<(u32, Move, u32)> = expanded.iter().flat_map(|e| e.mates.clone()).collect();
+    if !mates.is_empty() {
+        if !level.counting() {
+            return LevelOutcome::Mates {
+                mates: vec![(mates[0].0, mates[0].1)],
+                count: 1,
+            };
+        }
+        let count = mates
+            .iter()
+            .fold(0u32, |c, m| c.saturating_add(m.2).min(level.cap));
+        return LevelOutcome::Mates {
+            mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
+            count,
+        };
+    }
+
+    // Insert: each owner its shards, its buckets in chunk order.
+    let mut inserted: Vec<Inserted> = (0..owners).map(|_| Inserted::default()).collect();
+    loop {
+        let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
+        for (i, shard) in seen.shards.iter_mut().enumerate() {
+            shards[i % owners].push(shard);
+        }
+        let share = allowance / owners;
+        let used: Vec<usize> = pool.install(|| {
+            shards
+                .into_par_iter()
+                .zip(inserted.par_iter_mut())
+                .enumerate()
+                .map(|(owner, (mut mine, out))| {
+                    insert_owned(owner, owners, &mut mine, &expanded, level, share, out)
+                })
+                .collect()
+        });
+        allowance = allowance.saturating_sub(used.iter().sum());
+        seen.recount();
+        if inserted.iter().any(|o| o.interrupted) {
+            let abort = level
+                .interrupt
+                .check(Instant::now())
+                .unwrap_or(Abort::Stopped);
+            return LevelOutcome::Aborted(abort);
+        }
+        if inserted.iter().all(|o| o.stopped_at.is_none()) {
+            break;
+        }
+        match more_memory() {
+            0 => return LevelOutcome::Memory,
+            extra => allowance += extra,
+        }
+    }
+
+    // Merge: every owner's new positions in the order one thread would have found them.
+    let mut order: Vec<(u64, u32, u32)> = inserted
+        .iter()
+        .enumerate()
+        .flat_map(|(owner, o)| {
+            o.new
+                .iter()
+                .enumerate()
+                .map(move |(i, n)| (n.0, owner as u32, i as u32))
+        })
+        .collect();
+    order.sort_unstable_by_key(|&(o, _, _)| o);
+    let mut global: Vec<Vec<u32>> = inserted.iter().map(|o| vec![0; o.new.len()]).collect();
+    let mut next = Vec::with_capacity(order.len());
+    let mut counts = Vec::with_capacity(if level.counting() { order.len() } else { 0 });
+    let mut edges = LevelEdges::default();
+    edges.first.reserve_exact(order.len());
+    for (g, &(_, owner, i)) in order.iter().enumerate() {
+        let (_, link, paths, packed) = inserted[owner as usize].new[i as usize];
+        global[owner as usize][i as usize] = g as u32;
+        next.push(packed);
+        edges.first.push(link);
+        if level.counting() {
+            counts.push(paths);
+        }
+    }
+    if level.counting() {
+        let mut extra: Vec<(u32, u64, Link)> = inserted
+            .iter()
+            .enumerate()
+            .flat_map(|(owner, o)| {
+                let global = &global[owner];
+                o.extra
+                    .iter()
+                    .map(move |&(i, order, link)| (global[i as usize], order, link))
+            })
+            .collect();
+        // By child, then in the order found: what one thread's stable sort gives.
+        extra.sort_unstable_by_key(|&(child, order, _)| (child, order));
+        edges.extra = extra.into_iter().map(|(c, _, l)| (c, l)).collect();
+    }
+    LevelOutcome::Next {
+        next,
+        counts,
+        edges,
+    }
+}
+
+/// Phase 1 for one chunk of the level.
+fn expand_chunk(
+    seen: &KeySet,
+    level: &Level,
+    chunk: usize,
+    first_index: usize,
+    positions: &[PackedPosition],
+    owners: usize,
+) -> Expanded {
+    let mut out = Expanded {
+        buckets: (0..owners).map(|_| Vec::new()).collect(),
+        ..Default::default()
+    };
+    let mut pos = Position::empty();
+    let mut checks = MoveList::new();
+    let mut evasions = MoveList::new();
+    let mut keys: Vec<u128> = Vec::with_capacity(movegen::MAX_MOVES);
+    let mut number = (chunk as u64) << ORDER_SHIFT;
+    let mut next_poll = POLL_INTERVAL;
+    for (offset, packed) in positions.iter().enumerate() {
+        let index = (first_index + offset) as u32;
+        let paths = if level.counting() {
+            level.counts[index as usize]
+        } else {
+            1
+        };
+        pos.unpack_from(packed);
+        checks.clear();
+        movegen::checks(&pos, &mut checks);
+        for &check in checks.iter() {
+            pos.do_move(check);
+            out.nodes += 1;
+            evasions.clear();
+            movegen::evasions(&pos, &mut evasions);
+            if evasions.is_empty() {
+                out.mates.push((index, check, paths));
+                pos.undo_move(check);
+                if !level.counting() {
+                    // Nothing after the first mate of this chunk can matter.
+                    return out;
+                }
+                continue;
+            }
+            out.nodes += evasions.len() as u64;
+            // Keys first, their slots loaded together, then the look-ups.
+            keys.clear();
+            for &evasion in evasions.iter() {
+                let key = pos.key_after(evasion);
+                seen.prefetch(key);
+                keys.push(key);
+            }
+            for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
+                if seen.contains(key) {
+                    continue;
+                }
+                let owner = super::shard_of(key) % owners;
+                pos.do_move(evasion);
+                let packed = pos.pack();
+                pos.undo_move(evasion);
+                out.buckets[owner].push(Candidate {
+                    order: number,
+                    key,
+                    link: Link {
+                        parent: index,
+                        check,
+                        evasion,
+                    },
+                    paths,
+                    packed,
+                });
+                number += 1;
+            }
+            pos.undo_move(check);
+        }
+        if out.nodes >= next_poll {
+            next_poll = out.nodes + POLL_INTERVAL;
+            if let Some(abort) = level.interrupt.check(Instant::now()) {
+                out.abort = Some(abort);
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Phase 2 for one owner: inserts its candidates, chunk by chunk, resuming where a previous
+/// call stopped for want of memory. Returns the bytes its shards grew by.
+fn insert_owned(
+    owner: usize,
+    owners: usize,
+    shards: &mut [&mut Shard],
+    expanded: &[Expanded],
+    level: &Level,
+    mut allowance: usize,
+    out: &mut Inserted,
+) -> usize {
+    let start_allowance = allowance;
+    let (first_chunk, first_i) = out.stopped_at.take().unwrap_or((0, 0));
+    for (chunk, e) in expanded.iter().enumerate().skip(first_chunk) {
+        let bucket = &e.buckets[owner];
+        let from = if chunk == first_chunk { first_i } else { 0 };
+        for (i, c) in bucket.iter().enumerate().skip(from) {
+            if i % POLL_INTERVAL as usize == 0 && level.interrupt.check(Instant::now()).is_some() {
+                out.interrupted = true;
+                return start_allowance - allowance;
+            }
+            // Start loading the slot a few candidates ahead: the look-ups are cache misses.
+            if let Some(ahead) = bucket.get(i + PREFETCH_AHEAD) {
+                shards[super::shard_of(ahead.key) / owners].prefetch(ahead.key);
+            }
+            let shard = &mut shards[super::shard_of(c.key) / owners];
+            match shard.insert(c.key, &mut allowance) {
+                Err(()) => {
+                    out.stopped_at = Some((chunk, i));
+                    return start_allowance - allowance;
+                }
+                Ok(true) => {
+                    if level.counting() {
+                        out.local_index.insert(c.key, out.new.len() as u32);
+                    }
+                    out.new.push((c.order, c.link, c.paths, c.packed));
+                }
+                Ok(false) if level.counting() => {
+                    if let Some(&local) = out.local_index.get(&c.key) {
+                        out.extra.push((local, c.order, c.link));
+                        let paths = &mut out.new[local as usize].2;
+                        *paths = paths.saturating_add(c.paths).min(level.cap);
+                    }
+                }
+                Ok(false) => {}
+            }
+        }
+    }
+    start_allowance - allowance
+}

@@ -1,0 +1,104 @@
+//! Threads change nothing but speed: every problem up to 120 plies and every no-mate position
+//! gives the same length, the same solution count and the same lines at 1, 2 and 4 threads,
+//! with every breadth-first level sent through the threaded expansion; one problem solved 20
+//! times at 4 threads gives the same answer each time.
+
+mod common;
+
+use common::{helpmates, nomates};
+use kyozume::search::{verify_helpmate, Limits, Outcome, SearchResult, Solver, Strategy};
+use kyozume::shogi::Position;
+use std::sync::atomic::AtomicBool;
+
+fn solve(solver: &mut Solver, sfen: &str, threads: usize, strategy: Strategy) -> SearchResult {
+    let pos = Position::from_sfen(sfen).unwrap();
+    let limits = Limits {
+        strategy,
+        threads,
+        parallel_from_positions: Some(1),
+        solution_limit: 3,
+        ..Default::default()
+    };
+    let stop = AtomicBool::new(false);
+    let result = solver.solve(&pos, &limits, &stop, &mut |_| {}).unwrap();
+    if let Outcome::Mate(line) = &result.outcome {
+        verify_helpmate(&pos, line).unwrap_or_else(|e| panic!("{sfen}: {e}"));
+    }
+    result
+}
+
+/// The solutions counted, with their lines.
+type Counted = Option<(usize, Vec<Vec<kyozume::shogi::Move>>)>;
+
+/// What must not depend on the thread count: the outcome (length and line) and the counted
+/// solutions with their lines.
+fn answer(r: &SearchResult) -> (Outcome, Counted) {
+    (
+        r.outcome.clone(),
+        r.solutions.as_ref().map(|s| (s.count, s.lines.clone())),
+    )
+}
+
+fn check_all(strategy: Strategy) {
+    // A small table: problems that outgrow it in breadth-first fall back to deepening, as in
+    // the engine.
+    let mut solvers: Vec<(usize, Solver)> = [1, 2, 4]
+        .into_iter()
+        .map(|t| (t, Solver::new(32).unwrap()))
+        .collect();
+    let mut checked = 0;
+    let rows = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= 120)
+        .map(|p| (p.name, p.sfen, Some(p.plies)))
+        .chain(nomates().into_iter().map(|(n, s)| (n, s, None)));
+    for (name, sfen, plies) in rows {
+        let answers: Vec<_> = solvers
+            .iter_mut()
+            .map(|(t, solver)| {
+                solver.clear();
+                answer(&solve(solver, &sfen, *t, strategy))
+            })
+            .collect();
+        match (&answers[0].0, plies) {
+            (Outcome::Mate(line), Some(plies)) => assert_eq!(line.len() as u32, plies, "{name}"),
+            (Outcome::NoMate, None) => {}
+            (other, _) => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(answers[1], answers[0], "{name}: 2 threads against 1");
+        assert_eq!(answers[2], answers[0], "{name}: 4 threads against 1");
+        checked += 1;
+    }
+    assert!(checked >= 120, "{checked}");
+}
+
+#[test]
+fn breadth_first_gives_the_same_answers_at_1_2_and_4_threads() {
+    kyozume::search::with_search_stack(|| check_all(Strategy::BreadthFirst));
+}
+
+#[test]
+fn the_default_strategy_gives_the_same_answers_at_1_2_and_4_threads() {
+    kyozume::search::with_search_stack(|| check_all(Strategy::Auto));
+}
+
+#[test]
+fn twenty_runs_at_4_threads_agree() {
+    let p = helpmates()
+        .into_iter()
+        .find(|p| p.name == "fmrs_test_solve_16")
+        .unwrap();
+    kyozume::search::with_search_stack(|| {
+        let mut first = None;
+        for _ in 0..20 {
+            let mut solver = Solver::new(32).unwrap();
+            let a = answer(&solve(&mut solver, &p.sfen, 4, Strategy::BreadthFirst));
+            match &first {
+                None => first = Some(a),
+                Some(f) => assert_eq!(&a, f),
+            }
+        }
+        let (outcome, _) = first.unwrap();
+        assert!(matches!(outcome, Outcome::Mate(l) if l.len() as u32 == p.plies));
+    });
+}
