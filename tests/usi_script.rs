@@ -66,16 +66,17 @@ fn problems_back_to_back_are_all_answered_in_order() {
     assert_eq!(replies(&lines), expected, "{lines:#?}");
 }
 
-#[test]
-fn stop_ends_the_running_search_and_the_next_go_is_answered() {
-    let quick = problem("fmrs_test_solve_05");
-    let commands = [
+/// The hard problem searched under `first_go` (with `between` after it), then a quick one:
+/// its replies must be a timeout, then the quick problem's line. Returns the time taken.
+fn hard_then_quick(first_go: &str, between: &[&str], quick: &str) -> Duration {
+    let quick = problem(quick);
+    let mut commands = vec![
         format!("position sfen {}", problem(HARD).sfen),
-        "go mate infinite".to_string(),
-        "stop".to_string(),
-        format!("position sfen {}", quick.sfen),
-        "go mate infinite".to_string(),
+        first_go.to_string(),
     ];
+    commands.extend(between.iter().map(|c| c.to_string()));
+    commands.push(format!("position sfen {}", quick.sfen));
+    commands.push("go mate 20000".to_string());
     let (lines, status, elapsed) = run_script(&script(&commands), Duration::from_secs(60));
     assert!(status.success());
     assert_eq!(
@@ -83,25 +84,18 @@ fn stop_ends_the_running_search_and_the_next_go_is_answered() {
         ["checkmate timeout".to_string(), answer(&quick)],
         "{lines:#?}"
     );
+    elapsed
+}
+
+#[test]
+fn stop_ends_the_running_search_and_the_next_go_is_answered() {
+    let elapsed = hard_then_quick("go mate infinite", &["stop"], "fmrs_test_solve_05");
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
 
 #[test]
 fn a_go_during_a_search_waits_for_it() {
-    let quick = problem("fmrs_test_solve_03");
-    let commands = [
-        format!("position sfen {}", problem(HARD).sfen),
-        "go mate 1000".to_string(),
-        format!("position sfen {}", quick.sfen),
-        "go mate 20000".to_string(),
-    ];
-    let (lines, status, elapsed) = run_script(&script(&commands), Duration::from_secs(60));
-    assert!(status.success());
-    assert_eq!(
-        replies(&lines),
-        ["checkmate timeout".to_string(), answer(&quick)],
-        "{lines:#?}"
-    );
+    let elapsed = hard_then_quick("go mate 1000", &[], "fmrs_test_solve_03");
     // The first search ran its whole second.
     assert!(elapsed >= Duration::from_millis(1000), "{elapsed:?}");
 }

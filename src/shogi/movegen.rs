@@ -298,22 +298,6 @@ pub struct KingFlights {
     discoverers: Bitboard,
 }
 
-/// Pieces that stand alone between `target` and a slider of `side`, given occupancy `occ`.
-fn lone_blockers(pos: &Position, target: Square, side: Color, occ: Bitboard) -> Bitboard {
-    let snipers = ((rook_pseudo_attacks(target) & pos.orthogonal_sliders())
-        | (bishop_pseudo_attacks(target) & pos.diagonal_sliders())
-        | (lance_pseudo_attacks(!side, target) & pos.pieces_of_kind(PieceType::Lance)))
-        & pos.pieces_of(side);
-    let mut result = Bitboard::EMPTY;
-    for sniper in snipers {
-        let between = between(target, sniper) & occ;
-        if between.is_nonempty() && !between.has_many() {
-            result |= between;
-        }
-    }
-    result
-}
-
 impl KingFlights {
     /// The flights of the opponent's king (none when it has no king).
     pub fn of(pos: &Position) -> KingFlights {
@@ -331,7 +315,7 @@ impl KingFlights {
         for sq in king_attacks(king) & !pos.pieces_of(them) {
             if !pos.is_attacked(us, sq, occ) {
                 squares.set(sq);
-                discoverers |= lone_blockers(pos, sq, us, occ) & pos.pieces_of(us);
+                discoverers |= pos.blockers_given(sq, us, occ) & pos.pieces_of(us);
                 // Two flights already rule out most checks; finding every one costs more
                 // than the few further checks it would rule out.
                 if squares.has_many() {

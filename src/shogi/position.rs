@@ -346,6 +346,12 @@ impl Position {
     /// and the pieces (of either colour) that are that single piece between: the classic
     /// "blockers for king" set. Returns the blockers.
     pub fn blockers(&self, target: Square, slider_side: Color) -> Bitboard {
+        self.blockers_given(target, slider_side, self.occupied())
+    }
+
+    /// [`Position::blockers`] with the board's occupancy replaced by `occ` (a king lifted off,
+    /// say).
+    pub fn blockers_given(&self, target: Square, slider_side: Color, occ: Bitboard) -> Bitboard {
         let own = self.by_color[slider_side.index()];
         // A slider of `slider_side` reaches `target` along a line; seen from `target` the lance
         // direction is reversed, so use the attacks of a lance of the other colour.
@@ -354,7 +360,6 @@ impl Position {
             | (lance_pseudo_attacks(!slider_side, target)
                 & self.by_kind[PieceType::Lance.index()]))
             & own;
-        let occ = self.occupied();
         let mut result = Bitboard::EMPTY;
         for s in snipers {
             let b = between(target, s) & occ;
