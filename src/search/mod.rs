@@ -38,6 +38,9 @@ pub struct Limits {
     /// Breadth-first levels at least this wide are expanded with all threads (None: the
     /// default, 4096; tests set 1 to send every level through the threaded expansion).
     pub parallel_from_positions: Option<usize>,
+    /// Positions the threads expand before inserting their children (None: the default,
+    /// 65,536; tests set a few to cut every level into many slices).
+    pub parallel_slice_positions: Option<usize>,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -403,6 +406,10 @@ impl<'s, 'p> Run<'s, 'p> {
                 .limits
                 .parallel_from_positions
                 .unwrap_or(bfs::PARALLEL_FROM_POSITIONS),
+            parallel_slice_positions: self
+                .limits
+                .parallel_slice_positions
+                .unwrap_or(bfs::SLICE_POSITIONS),
         };
         let tt = &mut solver.tt;
         let mut table_taken = false;

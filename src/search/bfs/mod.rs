@@ -17,6 +17,8 @@
 
 mod parallel;
 
+pub(crate) use parallel::SLICE_POSITIONS;
+
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
@@ -244,6 +246,8 @@ pub(crate) struct BfsLimits<'a> {
     pub pool: Option<&'a rayon::ThreadPool>,
     /// Levels at least this wide go to the threads.
     pub parallel_from_positions: usize,
+    /// The threads expand this many positions before inserting their children.
+    pub parallel_slice_positions: usize,
 }
 
 /// Runs the breadth-first search from `root` (attacker to move). `nodes` counts moves played;
@@ -297,6 +301,7 @@ pub(crate) fn search(
             let allowance = budget.saturating_sub(others + seen.bytes());
             let this_level = parallel::Level {
                 positions: &level,
+                slice: limits.parallel_slice_positions,
                 counts: &counts,
                 cap,
                 interrupt: limits.interrupt,

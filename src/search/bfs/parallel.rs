@@ -1,14 +1,18 @@
 //! One level of the breadth-first pass on several threads, with the same result whatever the
 //! number of threads and however they are scheduled.
 //!
-//! 1. **Expand** (in parallel over contiguous chunks of the level): each position's checks and
-//!    their evasions are generated; an evasion whose key the key set already holds (reached on
-//!    an earlier level) is dropped — the set is only read in this phase — and the others become
-//!    candidates, numbered in the order a single thread would have met them and sorted into
-//!    buckets by the thread that owns their key's shard. Mates are collected the same way.
+//! 1. **Expand** (in parallel over contiguous chunks of a slice of the level): each position's
+//!    checks and their evasions are generated; an evasion whose key the key set already holds
+//!    is dropped when not counting solutions — the set is only read in this phase — and the
+//!    others become candidates, packed, numbered in the order a single thread would have met
+//!    them and sorted into buckets by the thread that owns their key's shard. Mates are
+//!    collected the same way.
 //! 2. **Insert** (in parallel over owners): each owner takes its buckets chunk by chunk, in that
 //!    order, and inserts the keys into its own shards, so no two threads touch one shard and no
 //!    lock is taken; the first candidate of a key wins, as it would for one thread.
+//!
+//! Slice by slice (so that the candidates held at once stay bounded), then:
+//!
 //! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
 //!    — the very order one thread would have produced.
 
@@ -41,6 +45,8 @@ pub(super) enum LevelOutcome {
 
 pub(super) struct Level<'a> {
     pub positions: &'a [PackedPosition],
+    /// Positions expanded before their candidates are inserted (see [`SLICE_POSITIONS`]).
+    pub slice: usize,
     /// Paths into each position (counting only; empty otherwise).
     pub counts: &'a [u32],
     pub cap: u32,
@@ -68,6 +74,9 @@ struct Candidate {
 }
 
 const ORDER_SHIFT: u32 = 40;
+/// Positions expanded before their candidates are inserted: bounds the candidates held at once
+/// (about two a position, 130 bytes each: some 17 MB).
+pub(crate) const SLICE_POSITIONS: usize = 1 << 16;
 /// How many candidates ahead an owner starts loading key-set slots.
 const PREFETCH_AHEAD: usize = 8;
 
@@ -105,33 +114,87 @@ pub(super) fn expand_level(
     more_memory: &mut dyn FnMut() -> usize,
 ) -> LevelOutcome {
     let owners = pool.current_num_threads().max(1);
-    // Several chunks a thread, so that uneven chunks even out.
-    let chunk_len = level.positions.len().div_ceil(owners * 4).max(1);
-    let seen_ref: &KeySet = seen;
-    let expanded: Vec<Expanded> = pool.install(|| {
-        level
-            .positions
-            .par_chunks(chunk_len)
-            .enumerate()
-            .map(|(chunk, positions)| {
-                expand_chunk(seen_ref, level, chunk, chunk * chunk_len, positions, owners)
-            })
-            .collect()
-    });
-    for e in &expanded {
-        *nodes += e.nodes;
-    }
-    if let Some(abort) = expanded.iter().find_map(|e| e.abort) {
-        return LevelOutcome::Aborted(abort);
-    }
-    let mates: Vec<(u32, Move, u32)> = expanded.iter().flat_map(|e| e.mates.clone()).collect();
-    if !mates.is_empty() {
-        if !level.counting() {
-            return LevelOutcome::Mates {
-                mates: vec![(mates[0].0, mates[0].1)],
-                count: 1,
-            };
+    // Slices bound the candidates held at once; several chunks a thread, so that uneven chunks
+    // even out.
+    let slice_len = level.slice.max(1);
+    let chunk_len = level
+        .positions
+        .len()
+        .min(slice_len)
+        .div_ceil(owners * 4)
+        .max(1);
+    let mut inserted: Vec<Inserted> = (0..owners).map(|_| Inserted::default()).collect();
+    let mut mates: Vec<(u32, Move, u32)> = Vec::new();
+    let mut chunks_before = 0;
+    for (slice_number, slice) in level.positions.chunks(slice_len).enumerate() {
+        let first_index = slice_number * slice_len;
+        let seen_ref: &KeySet = seen;
+        let expanded: Vec<Expanded> = pool.install(|| {
+            slice
+                .par_chunks(chunk_len)
+                .enumerate()
+                .map(|(i, positions)| {
+                    let chunk = chunks_before + i;
+                    let first = first_index + i * chunk_len;
+                    expand_chunk(seen_ref, level, chunk, first, positions, owners)
+                })
+                .collect()
+        });
+        chunks_before += slice.len().div_ceil(chunk_len);
+        for e in &expanded {
+            *nodes += e.nodes;
         }
+        if let Some(abort) = expanded.iter().find_map(|e| e.abort) {
+            return LevelOutcome::Aborted(abort);
+        }
+        mates.extend(expanded.iter().flat_map(|e| e.mates.iter().copied()));
+        if !mates.is_empty() {
+            if !level.counting() {
+                // The first mate of the level (earlier slices had none).
+                return LevelOutcome::Mates {
+                    mates: vec![(mates[0].0, mates[0].1)],
+                    count: 1,
+                };
+            }
+            // A mate level: only its mates matter from here on.
+            continue;
+        }
+        // Insert: each owner its shards, its buckets in chunk order.
+        loop {
+            let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
+            for (i, shard) in seen.shards.iter_mut().enumerate() {
+                shards[i % owners].push(shard);
+            }
+            let share = allowance / owners;
+            let used: Vec<usize> = pool.install(|| {
+                shards
+                    .into_par_iter()
+                    .zip(inserted.par_iter_mut())
+                    .enumerate()
+                    .map(|(owner, (mut mine, out))| {
+                        insert_owned(owner, owners, &mut mine, &expanded, level, share, out)
+                    })
+                    .collect()
+            });
+            allowance = allowance.saturating_sub(used.iter().sum());
+            seen.recount();
+            if inserted.iter().any(|o| o.interrupted) {
+                let abort = level
+                    .interrupt
+                    .check(Instant::now())
+                    .unwrap_or(Abort::Stopped);
+                return LevelOutcome::Aborted(abort);
+            }
+            if inserted.iter().all(|o| o.stopped_at.is_none()) {
+                break;
+            }
+            match more_memory() {
+                0 => return LevelOutcome::Memory,
+                extra => allowance += extra,
+            }
+        }
+    }
+    if !mates.is_empty() {
         let count = mates
             .iter()
             .fold(0u32, |c, m| c.saturating_add(m.2).min(level.cap));
@@ -139,42 +202,6 @@ pub(super) fn expand_level(
             mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
             count,
         };
-    }
-
-    // Insert: each owner its shards, its buckets in chunk order.
-    let mut inserted: Vec<Inserted> = (0..owners).map(|_| Inserted::default()).collect();
-    loop {
-        let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
-        for (i, shard) in seen.shards.iter_mut().enumerate() {
-            shards[i % owners].push(shard);
-        }
-        let share = allowance / owners;
-        let used: Vec<usize> = pool.install(|| {
-            shards
-                .into_par_iter()
-                .zip(inserted.par_iter_mut())
-                .enumerate()
-                .map(|(owner, (mut mine, out))| {
-                    insert_owned(owner, owners, &mut mine, &expanded, level, share, out)
-                })
-                .collect()
-        });
-        allowance = allowance.saturating_sub(used.iter().sum());
-        seen.recount();
-        if inserted.iter().any(|o| o.interrupted) {
-            let abort = level
-                .interrupt
-                .check(Instant::now())
-                .unwrap_or(Abort::Stopped);
-            return LevelOutcome::Aborted(abort);
-        }
-        if inserted.iter().all(|o| o.stopped_at.is_none()) {
-            break;
-        }
-        match more_memory() {
-            0 => return LevelOutcome::Memory,
-            extra => allowance += extra,
-        }
     }
 
     // Merge: every owner's new positions in the order one thread would have found them.
@@ -277,7 +304,10 @@ fn expand_chunk(
                 keys.push(key);
             }
             for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
-                if seen.contains(key) {
+                // A key already in the set is never a new position; counting, it may still be
+                // another way into one found earlier on this level (in an earlier slice), which
+                // only its owner can tell.
+                if !level.counting() && seen.contains(key) {
                     continue;
                 }
                 let owner = super::shard_of(key) % owners;
