@@ -306,13 +306,28 @@ pub(crate) fn search(
                 cap,
                 interrupt: limits.interrupt,
             };
+            // At least once a second during a wide level.
+            let last_permille = permille(seen.bytes() + others, budget);
             let mut more = || {
                 let extra = more_memory();
                 budget += extra;
                 extra
             };
-            let outcome =
-                parallel::expand_level(pool, &mut seen, &this_level, nodes, allowance, &mut more);
+            let mut tick = |n: u64| {
+                if last_report.elapsed() >= Duration::from_secs(1) {
+                    progress(lower_bound, n, last_permille);
+                    last_report = Instant::now();
+                }
+            };
+            let outcome = parallel::expand_level(
+                pool,
+                &mut seen,
+                &this_level,
+                nodes,
+                allowance,
+                &mut more,
+                &mut tick,
+            );
             match outcome {
                 parallel::LevelOutcome::Mates { mates, count } => {
                     let lines = graph.lines(&mates, cap as usize);

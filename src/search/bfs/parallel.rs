@@ -104,7 +104,8 @@ struct Inserted {
 }
 
 /// Expands one level with the threads of `pool`. `allowance` is the memory the key set may
-/// still grow by; `more_memory` is asked when it runs out (0: none).
+/// still grow by; `more_memory` is asked when it runs out (0: none); `tick(nodes)` is called
+/// after every slice (for progress reports during a wide level).
 pub(super) fn expand_level(
     pool: &rayon::ThreadPool,
     seen: &mut KeySet,
@@ -112,6 +113,7 @@ pub(super) fn expand_level(
     nodes: &mut u64,
     mut allowance: usize,
     more_memory: &mut dyn FnMut() -> usize,
+    tick: &mut dyn FnMut(u64),
 ) -> LevelOutcome {
     let owners = pool.current_num_threads().max(1);
     // Slices bound the candidates held at once; several chunks a thread, so that uneven chunks
@@ -193,6 +195,7 @@ pub(super) fn expand_level(
                 extra => allowance += extra,
             }
         }
+        tick(*nodes);
     }
     if !mates.is_empty() {
         let count = mates
