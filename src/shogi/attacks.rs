@@ -350,6 +350,20 @@ pub fn attacks(color: Color, kind: PieceType, sq: Square, occ: Bitboard) -> Bitb
     }
 }
 
+/// Attacks of a piece of `color` and kind `kind` on `sq` on an empty board (the squares it
+/// could ever reach in one move from there), from tables.
+#[inline]
+pub fn pseudo_attacks(color: Color, kind: PieceType, sq: Square) -> Bitboard {
+    match kind {
+        PieceType::Lance => lance_pseudo_attacks(color, sq),
+        PieceType::Bishop => bishop_pseudo_attacks(sq),
+        PieceType::Rook => rook_pseudo_attacks(sq),
+        PieceType::Horse => bishop_pseudo_attacks(sq) | king_attacks(sq),
+        PieceType::Dragon => rook_pseudo_attacks(sq) | king_attacks(sq),
+        step => attacks(color, step, sq, Bitboard::EMPTY),
+    }
+}
+
 /// Ranks (from `color`'s side) where a piece of this kind may stand: pawns and lances never on
 /// the far rank, knights never on the two far ranks.
 #[inline]

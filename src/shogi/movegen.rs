@@ -352,7 +352,7 @@ impl KingFlights {
                 kind
             }
         };
-        let reach = attacks(us, kind, to, Bitboard::EMPTY) | Bitboard::from_square(to);
+        let reach = pseudo_attacks(us, kind, to) | Bitboard::from_square(to);
         (self.squares & !reach).is_empty()
     }
 }
