@@ -123,6 +123,8 @@ pub(crate) struct Child {
     /// `lb` holds only if the running iteration fails.
     conditional: bool,
     mv: Move,
+    /// The defender's replies after this check (counted high in the tree only; else 0).
+    replies: u16,
 }
 
 /// Memory the search reuses from iteration to iteration (so that none is allocated per node or
@@ -220,7 +222,7 @@ impl<'a> Iteration<'a> {
     /// Generates the children (checks for the attacker, evasions for the defender, or just the
     /// remembered single live move) into a new window of `buf.children`, each with the bound
     /// known for it, lowest bound first; returns the window's start.
-    fn expand(&mut self, attacker: bool, single: Option<Move>) -> usize {
+    fn expand(&mut self, attacker: bool, single: Option<Move>, order_by_replies: bool) -> usize {
         let list = &mut self.buf.moves;
         list.clear();
         match single {
@@ -239,6 +241,7 @@ impl<'a> Iteration<'a> {
                 if_failed: 0,
                 conditional: false,
                 mv,
+                replies: 0,
             });
         }
         for child in &mut self.buf.children[start..] {
@@ -248,7 +251,19 @@ impl<'a> Iteration<'a> {
                 child.conditional = p.conditional;
             }
         }
-        self.buf.children[start..].sort_unstable_by_key(|c| c.lb);
+        if order_by_replies && single.is_none() {
+            // At the root, among checks with equal bounds, those that leave the defender fewest
+            // replies first: a cornered king is nearer a mate.
+            let mut replies = MoveList::new();
+            for child in &mut self.buf.children[start..] {
+                self.pos.do_move(child.mv);
+                replies.clear();
+                movegen::evasions(self.pos, &mut replies);
+                self.pos.undo_move(child.mv);
+                child.replies = replies.len() as u16;
+            }
+        }
+        self.buf.children[start..].sort_unstable_by_key(|c| (c.lb, c.replies));
         start
     }
 
@@ -276,7 +291,12 @@ impl<'a> Iteration<'a> {
             }
             return self.attacker_frontier(key, single);
         }
-        let start = self.expand(attacker, single);
+        // Checks are ordered by the defender's replies at the root only (with 5 or more plies to
+        // go). Measured: the 5-ply `ofm-139_5` of the bench fell from 5.9 M nodes to 0.76 M
+        // (0.65 s to 0.05 s); ordering at plies 0-2, or wherever 5 plies remain, cost the 13-ply
+        // reference problem more than it saved.
+        let order_by_replies = attacker && ply == 0 && remaining >= 5;
+        let start = self.expand(attacker, single, order_by_replies);
         let end = self.buf.children.len();
         if start == end {
             return if attacker {
@@ -307,6 +327,7 @@ impl<'a> Iteration<'a> {
                 if_failed: known_if_failed,
                 conditional: known_conditional,
                 mv: m,
+                ..
             } = self.buf.children[i];
             if let Some(at) = self.path.get(child_key) {
                 // Once the iteration has failed, the repeated position (reached at ply `at`)
