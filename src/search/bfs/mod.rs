@@ -404,12 +404,7 @@ pub(crate) fn search(
                 );
 
                 // Keys first (their slots prefetched together); only new positions are played.
-                keys.clear();
-                for &evasion in evasions.iter() {
-                    let key = pos.key_after(evasion);
-                    seen.prefetch(key);
-                    keys.push(key);
-                }
+                child_keys(&pos, &evasions, &seen, &mut keys);
                 *nodes += evasions.len() as u64;
                 for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
                     let link = Link {
@@ -503,6 +498,17 @@ pub(crate) fn search(
         }
     }
     unreachable!("levels are unbounded")
+}
+
+/// The keys of the positions `moves` lead to from `pos`, into `keys`, their key-set slots
+/// prefetched together so that the cache misses overlap.
+fn child_keys(pos: &Position, moves: &MoveList, seen: &KeySet, keys: &mut Vec<u128>) {
+    keys.clear();
+    for &m in moves.iter() {
+        let key = pos.key_after(m);
+        seen.prefetch(key);
+        keys.push(key);
+    }
 }
 
 /// Memory held besides the key set: the level graph, the edges into the level being built,

@@ -300,12 +300,7 @@ fn expand_chunk(
             }
             out.nodes += evasions.len() as u64;
             // Keys first, their slots loaded together, then the look-ups.
-            keys.clear();
-            for &evasion in evasions.iter() {
-                let key = pos.key_after(evasion);
-                seen.prefetch(key);
-                keys.push(key);
-            }
+            super::child_keys(&pos, &evasions, seen, &mut keys);
             for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
                 // A key already in the set is never a new position; counting, it may still be
                 // another way into one found earlier on this level (in an earlier slice), which
