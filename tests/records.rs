@@ -121,5 +121,19 @@ fn malformed_records_give_errors_not_panics() {
     let csa = to_csa(&root, &replay(&root, &["7g7f".to_string()]));
     assert!(read_csa(&csa.replace("+7776FU", "+7775FU")).is_err());
     assert!(read_csa(&csa.replace("\n+\n", "\n")).is_err());
+    for bad_move in [
+        "+7A76FU",
+        "+0076XX",
+        "+7776FU\n-0000FU",
+        "+9976FU",
+        "+7700FU",
+        "+77歩FU",
+        "P1歩歩歩歩歩歩歩歩歩",
+    ] {
+        assert!(
+            read_csa(&csa.replace("+7776FU", bad_move)).is_err(),
+            "{bad_move}"
+        );
+    }
     assert!(read_ki2("手合割：平手\n▲７五歩\n").is_err());
 }

@@ -352,7 +352,7 @@ pub fn read_csa(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
             .strip_prefix('P')
             .filter(|r| r.as_bytes().first().is_some_and(u8::is_ascii_digit))
             .map(|r| format!("{r:<28}"));
-        if let Some(row) = row.filter(|r| r.len() == 28) {
+        if let Some(row) = row.filter(|r| r.len() == 28 && r.is_ascii()) {
             let rank = row.as_bytes()[0].wrapping_sub(b'1');
             if rank > 8 {
                 return Err(csa(n, "a board row is P1 .. P9"));
@@ -379,7 +379,7 @@ pub fn read_csa(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
             }
         } else if line == "+" || line == "-" {
             side = color_of(line.as_bytes()[0]);
-        } else if line.len() == 7 && color_of(line.as_bytes()[0]).is_some() {
+        } else if line.len() == 7 && line.is_ascii() && color_of(line.as_bytes()[0]).is_some() {
             move_lines.push((n, line));
         }
     }
@@ -419,13 +419,21 @@ pub fn read_csa(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
     let mut moves = Vec::new();
     for (i, (n, line)) in move_lines.into_iter().enumerate() {
         let b = line.as_bytes();
-        let digit = |c: u8| c.wrapping_sub(b'1');
-        let kind = csa_kind(&line[5..]).ok_or_else(|| csa(n, "unknown piece"))?;
-        let to = Square::new(digit(b[3]), digit(b[4]));
-        let m = if &line[1..3] == "00" {
+        let square = |file: u8, rank: u8| {
+            let (f, r) = (file.wrapping_sub(b'1'), rank.wrapping_sub(b'1'));
+            (f < 9 && r < 9)
+                .then(|| Square::new(f, r))
+                .ok_or_else(|| csa(n, "a square is two digits 1-9"))
+        };
+        let kind = line
+            .get(5..)
+            .and_then(csa_kind)
+            .ok_or_else(|| csa(n, "unknown piece"))?;
+        let to = square(b[3], b[4])?;
+        let m = if &b[1..3] == b"00" {
             Move::drop(kind, to)
         } else {
-            let from = Square::new(digit(b[1]), digit(b[2]));
+            let from = square(b[1], b[2])?;
             let before = pos
                 .piece_at(from)
                 .ok_or_else(|| csa(n, "no piece to move"))?;
