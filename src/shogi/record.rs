@@ -352,7 +352,13 @@ pub fn read_csa(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
             .strip_prefix('P')
             .filter(|r| r.as_bytes().first().is_some_and(u8::is_ascii_digit))
             .map(|r| format!("{r:<28}"));
-        if let Some(row) = row.filter(|r| r.len() == 28 && r.is_ascii()) {
+        if let Some(row) = row {
+            if row.len() != 28 || !row.is_ascii() {
+                return Err(csa(
+                    n,
+                    "a board row is P1 .. P9 and nine cells like ' * ' or '+FU'",
+                ));
+            }
             let rank = row.as_bytes()[0].wrapping_sub(b'1');
             if rank > 8 {
                 return Err(csa(n, "a board row is P1 .. P9"));
@@ -379,8 +385,13 @@ pub fn read_csa(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
             }
         } else if line == "+" || line == "-" {
             side = color_of(line.as_bytes()[0]);
-        } else if line.len() == 7 && line.is_ascii() && color_of(line.as_bytes()[0]).is_some() {
-            move_lines.push((n, line));
+        } else if line.starts_with(['+', '-']) {
+            // A move, with a time after a comma perhaps (`+7776FU,T12`).
+            let mv = line.split(',').next().unwrap_or(line);
+            if mv.len() != 7 || !mv.is_ascii() {
+                return Err(csa(n, "a move is +/-, four digits and a piece, as +7776FU"));
+            }
+            move_lines.push((n, mv));
         }
     }
     let side = side.ok_or_else(|| csa(0, "no side to move ('+' or '-')"))?;
