@@ -265,7 +265,11 @@ fn expand_chunk(
     owners: usize,
 ) -> Expanded {
     let mut out = Expanded {
-        buckets: (0..owners).map(|_| Vec::new()).collect(),
+        // About two new children a position on the long problems: room for them up front, so
+        // that the buckets are not copied as they grow.
+        buckets: (0..owners)
+            .map(|_| Vec::with_capacity(2 * positions.len() / owners + 16))
+            .collect(),
         ..Default::default()
     };
     let mut pos = Position::empty();
