@@ -123,7 +123,7 @@ pub(crate) struct Child {
     /// `lb` holds only if the running iteration fails.
     conditional: bool,
     mv: Move,
-    /// The defender's replies after this check (counted high in the tree only; else 0).
+    /// The defender's replies after this check (counted at the root only; else 0).
     replies: u16,
 }
 

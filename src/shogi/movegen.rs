@@ -293,7 +293,7 @@ pub fn evasions(pos: &Position, list: &mut MoveList) {
 /// move's pieces whose leaving might open a slider's line onto one of them.
 #[derive(Clone, Debug)]
 pub struct KingFlights {
-    pub squares: Bitboard,
+    squares: Bitboard,
     /// Pieces standing between one of our sliders and some flight square.
     discoverers: Bitboard,
 }
