@@ -68,6 +68,10 @@ enum Command {
         /// report (when there is no solution, the report as usual).
         #[arg(long, value_enum, conflicts_with_all = ["batch", "json", "probe"])]
         output: Option<workbench::RecordFormat>,
+        /// Print the figures of each breadth-first level on stderr as it finishes (plies,
+        /// positions, keys kept, memory, time): where a long problem's memory goes.
+        #[arg(long, conflicts_with = "batch")]
+        levels: bool,
     },
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
@@ -165,6 +169,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             output,
             threads,
             jobs,
+            levels,
         }) => {
             if jobs.is_some() && batch.is_none() {
                 eprintln!("kyozume solve: --jobs needs --batch FILE (one problem uses --threads)");
@@ -181,6 +186,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 format: *format,
                 probe: probe.clone(),
                 output: *output,
+                levels: *levels,
             };
             if let Some(file) = batch {
                 return Ok(ExitCode::from(workbench::batch::run(file, &options)));

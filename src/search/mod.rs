@@ -17,6 +17,7 @@ use path::PathSet;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use thiserror::Error;
+pub use bfs::LevelStats;
 pub use tt::{AllocError, TranspositionTable, NEVER};
 
 /// Stack size for threads that run the search: the recursion is one frame per ply and helpmates
@@ -41,6 +42,8 @@ pub struct Limits {
     /// Positions the threads expand before inserting their children (None: the default,
     /// 65,536; tests set a few to cut every level into many slices).
     pub parallel_slice_positions: Option<usize>,
+    /// Where the breadth-first pass sends the figures of each level it finishes.
+    pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -397,6 +400,7 @@ impl<'s, 'p> Run<'s, 'p> {
             solver.pool = None;
         }
         let bfs_limits = bfs::BfsLimits {
+            level_log: self.limits.level_log.clone(),
             budget_bytes: reserve_bytes,
             solution_cap: self.limits.solution_limit.max(1) as u32,
             max_plies: self.max_plies,

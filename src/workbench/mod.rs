@@ -43,6 +43,8 @@ pub struct SolveOptions {
     pub probe: Option<String>,
     /// `--output`: the solution as a game record instead of the report.
     pub output: Option<RecordFormat>,
+    /// `--levels`: print each breadth-first level's figures on stderr.
+    pub levels: bool,
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -73,9 +75,34 @@ impl SolveOptions {
             time: self.time_limit,
             solution_limit: self.solutions,
             threads: self.threads,
+            level_log: self.levels.then(print_levels),
             ..Default::default()
         }
     }
+}
+
+/// A level log that prints each breadth-first level as a tab-separated line on stderr (from a
+/// thread of its own, which ends when the search drops the sender).
+fn print_levels() -> crossbeam_channel::Sender<crate::search::LevelStats> {
+    let (sender, receiver) = crossbeam_channel::unbounded::<crate::search::LevelStats>();
+    std::thread::spawn(move || {
+        const MB: f64 = (1 << 20) as f64;
+        eprintln!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds");
+        for (i, l) in receiver.iter().enumerate() {
+            eprintln!(
+                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}",
+                i + 1,
+                l.plies,
+                l.positions,
+                l.keys,
+                l.key_bytes as f64 / MB,
+                l.graph_bytes as f64 / MB,
+                l.bytes as f64 / MB,
+                l.elapsed.as_secs_f64()
+            );
+        }
+    });
+    sender
 }
 
 /// The problem text: the argument itself, or the file it names, or stdin (`-` or nothing).

@@ -15,13 +15,15 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
+mod expand;
+mod keyset;
 mod parallel;
 
 pub(crate) use parallel::SLICE_POSITIONS;
 
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
-use super::memory::ZeroedTable;
-use crate::shogi::movegen::{self, MoveList};
+use expand::{DeadCache, Expansion};
+use keyset::KeySet;
 use crate::shogi::{Move, PackedPosition, Position};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -55,188 +57,31 @@ struct Link {
 const LINK_BYTES: usize = std::mem::size_of::<Link>();
 const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
 
-/// An insert-only set of 128-bit keys, compact: 256 open-addressing tables (linear probing)
-/// chosen by the key's top byte, each storing the key's low 96 bits in 12 bytes and growing by
-/// half on its own when 80% full, so memory stays near 12 / 0.65 bytes a key and growing never
-/// needs twice the whole set. Keys equal in those 104 bits count as one: for 10^8 keys the chance
-/// of any such pair is about 10^-15. All-zero slots are empty, so a key whose low 96 bits are
-/// zero is kept as a stand-in made of its high bits (one more such negligible chance). The
-/// shards are separate so that threads can each own some of them.
-struct KeySet {
-    shards: Vec<Shard>,
-    /// Bytes of all shards' tables.
-    bytes: usize,
-}
-
-/// One of the key set's tables.
-struct Shard {
-    table: ZeroedTable<[u32; 3]>,
-    len: usize,
-}
-
-const SLOT_BYTES: usize = 12;
-
 /// Levels at least this wide are expanded with several threads (when there are any); narrower
 /// ones cost less than handing them out. Both ways give the same level, edges and order.
 pub(crate) const PARALLEL_FROM_POSITIONS: usize = 4096;
 
-/// The 96 bits a shard keeps of `key`: its low 96 bits, or, when those are all zero (an empty
-/// slot), a stand-in from its high bits.
-#[inline]
-fn low96(key: u128) -> [u32; 3] {
-    let stored = [key as u32, (key >> 32) as u32, (key >> 64) as u32];
-    if stored == [0; 3] {
-        [(key >> 96) as u32 | 1, 0, 0]
-    } else {
-        stored
-    }
-}
-
-/// The stored bits as a key again (for the home slot, which depends on the low 64 bits only).
-#[inline]
-fn from_stored(stored: [u32; 3]) -> u128 {
-    stored[0] as u128 | (stored[1] as u128) << 32 | (stored[2] as u128) << 64
-}
-
-#[inline]
-fn home(key: u128, len: usize) -> usize {
-    // Multiply-shift: any table size, no modulo.
-    ((key as u64 as u128 * len as u128) >> 64) as usize
-}
-
-#[inline]
-fn shard_of(key: u128) -> usize {
-    (key >> 120) as usize
-}
-
-impl Shard {
-    const FIRST_SLOTS: usize = 64;
-
-    fn new() -> Shard {
-        Shard {
-            table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
-            len: 0,
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        self.table.len() * SLOT_BYTES
-    }
-
-    /// Whether `key` is in this shard.
-    #[inline]
-    fn contains(&self, key: u128) -> bool {
-        let stored = low96(key);
-        let table = self.table.as_slice();
-        let len = table.len();
-        let mut i = home(from_stored(stored), len);
-        loop {
-            let slot = table[i];
-            if slot == stored {
-                return true;
-            }
-            if slot == [0; 3] {
-                return false;
-            }
-            i = if i + 1 == len { 0 } else { i + 1 };
-        }
-    }
-
-    /// Inserts `key`; false if it was already there. Growing may add at most `allowance` bytes
-    /// (reduced by what it adds); `Err` when it would need more.
-    #[inline]
-    fn insert(&mut self, key: u128, allowance: &mut usize) -> Result<bool, ()> {
-        let stored = low96(key);
-        let size = self.table.len();
-        if (self.len + 1) * 5 > size * 4 {
-            let bigger = size + size / 2;
-            // While growing, the old and the new table exist together.
-            if (size + bigger) * SLOT_BYTES > *allowance {
-                return Err(());
-            }
-            self.grow(bigger)?;
-            *allowance -= (bigger - size) * SLOT_BYTES;
-        }
-        let table = self.table.as_mut_slice();
-        let len = table.len();
-        let mut i = home(from_stored(stored), len);
-        loop {
-            let slot = table[i];
-            if slot == [0; 3] {
-                table[i] = stored;
-                self.len += 1;
-                return Ok(true);
-            }
-            if slot == stored {
-                return Ok(false);
-            }
-            i = if i + 1 == len { 0 } else { i + 1 };
-        }
-    }
-
-    /// Starts loading the slot where `key` would go.
-    #[inline]
-    fn prefetch(&self, key: u128) {
-        let table = self.table.as_slice();
-        super::prefetch(&table[home(from_stored(low96(key)), table.len())]);
-    }
-
-    fn grow(&mut self, slots: usize) -> Result<(), ()> {
-        let bigger = ZeroedTable::new(slots).ok_or(())?;
-        let old = std::mem::replace(&mut self.table, bigger);
-        let table = self.table.as_mut_slice();
-        for stored in old.as_slice().iter().copied().filter(|&s| s != [0; 3]) {
-            let mut i = home(from_stored(stored), slots);
-            while table[i] != [0; 3] {
-                i = if i + 1 == slots { 0 } else { i + 1 };
-            }
-            table[i] = stored;
-        }
-        Ok(())
-    }
-}
-
-impl KeySet {
-    const SHARDS: usize = 256;
-
-    fn new() -> KeySet {
-        let shards: Vec<Shard> = (0..Self::SHARDS).map(|_| Shard::new()).collect();
-        let bytes = shards.iter().map(Shard::bytes).sum();
-        KeySet { shards, bytes }
-    }
-
-    fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Counts the bytes again after the shards were changed directly.
-    fn recount(&mut self) {
-        self.bytes = self.shards.iter().map(Shard::bytes).sum();
-    }
-
-    fn contains(&self, key: u128) -> bool {
-        self.shards[shard_of(key)].contains(key)
-    }
-
-    /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass
-    /// `budget` bytes for the whole set.
-    #[inline]
-    fn insert(&mut self, key: u128, budget: usize) -> Result<bool, ()> {
-        let mut allowance = budget.saturating_sub(self.bytes);
-        let before = allowance;
-        let inserted = self.shards[shard_of(key)].insert(key, &mut allowance);
-        self.bytes += before - allowance;
-        inserted
-    }
-
-    /// Starts loading the slot where `key` would go.
-    #[inline]
-    fn prefetch(&self, key: u128) {
-        self.shards[shard_of(key)].prefetch(key);
-    }
+/// Figures of one breadth-first level, for the level log (`Limits::level_log`).
+#[derive(Clone, Debug)]
+pub struct LevelStats {
+    /// Plies from the root to this level's positions (attacker to move).
+    pub plies: u32,
+    /// Positions in the level: new, with a check.
+    pub positions: usize,
+    /// Positions kept in the seen set so far.
+    pub keys: usize,
+    pub key_bytes: usize,
+    /// Bytes of the links kept for rebuilding lines.
+    pub graph_bytes: usize,
+    /// All the search's memory: keys, links, this level's positions.
+    pub bytes: usize,
+    /// Since the breadth-first search began.
+    pub elapsed: Duration,
 }
 
 pub(crate) struct BfsLimits<'a> {
+    /// Where to send each level's figures.
+    pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
     pub budget_bytes: usize,
     /// Count shortest lines up to this many (1: find one only).
     pub solution_cap: u32,
@@ -263,236 +108,114 @@ pub(crate) fn search(
 ) -> BfsOutcome {
     let mut budget = limits.budget_bytes;
     let cap = limits.solution_cap.max(1);
-    let counting = cap > 1;
-    let mut pos = root.clone();
-    // Only attacker positions are recorded: a defender position met twice costs one more
-    // evasion generation, which is cheaper than remembering every one of them.
+    // Only attacker positions with a check are recorded: a defender position met twice costs
+    // one more evasion generation, which is cheaper than remembering every one of them, and a
+    // position without a check has no future.
     let mut seen = KeySet::new();
     let _ = seen.insert(root.key(), usize::MAX);
     let mut level: Vec<PackedPosition> = vec![root.pack()];
     let mut counts: Vec<u32> = vec![1];
     let mut graph = LevelGraph::default();
-    let mut checks = MoveList::new();
-    let mut evasions = MoveList::new();
-    let mut keys: Vec<u128> = Vec::with_capacity(movegen::MAX_MOVES);
-    let mut next_index: HashMap<u128, u32> = HashMap::new();
-    let mut next_poll = *nodes + POLL_INTERVAL;
+    let mut dead = DeadCache::new();
     let mut last_report = Instant::now();
+    let started = Instant::now();
     for depth in 0u32.. {
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
         // 2 * depth + 1 plies, and none shorter exists.
         let lower_bound = 2 * depth + 1;
-        if lower_bound > limits.max_plies {
-            return BfsOutcome::GaveUp {
-                lower_bound,
-                reason: GiveUp::MaxPlies,
-            };
-        }
         let give_up = |reason| BfsOutcome::GaveUp {
             lower_bound,
             reason,
         };
-        if let Some(pool) = limits
-            .pool
-            .filter(|_| level.len() >= limits.parallel_from_positions)
-        {
-            let others = working_bytes(&graph, &LevelEdges::default(), level.capacity(), 0, 0)
-                + counts.capacity() * 4;
-            let allowance = budget.saturating_sub(others + seen.bytes());
-            let this_level = parallel::Level {
+        if lower_bound > limits.max_plies {
+            return give_up(GiveUp::MaxPlies);
+        }
+        let held = graph.bytes()
+            + level.capacity() * PACKED_BYTES
+            + counts.capacity() * 4
+            + DeadCache::BYTES;
+        let outcome = {
+            let this_level = Level {
                 positions: &level,
                 slice: limits.parallel_slice_positions,
                 counts: &counts,
                 cap,
                 interrupt: limits.interrupt,
+                held,
             };
             // At least once a second during a wide level.
-            let last_permille = permille(seen.bytes() + others, budget);
-            let mut more = || {
-                let extra = more_memory();
-                budget += extra;
-                extra
-            };
+            let last_permille = permille(seen.bytes() + held, budget);
             let mut tick = |n: u64| {
                 if last_report.elapsed() >= Duration::from_secs(1) {
                     progress(lower_bound, n, last_permille);
                     last_report = Instant::now();
                 }
             };
-            let outcome = parallel::expand_level(
-                pool,
-                &mut seen,
-                &this_level,
-                nodes,
-                allowance,
-                &mut more,
-                &mut tick,
-            );
-            match outcome {
-                parallel::LevelOutcome::Mates { mates, count } => {
-                    let lines = graph.lines(&mates, cap as usize);
-                    return BfsOutcome::Mate { lines, count };
+            let budget_now = budget;
+            let mut more = || {
+                let extra = more_memory();
+                budget += extra;
+                extra
+            };
+            match limits
+                .pool
+                .filter(|_| level.len() >= limits.parallel_from_positions)
+            {
+                Some(pool) => {
+                    let allowance = budget_now.saturating_sub(held + seen.bytes());
+                    parallel::expand_level(
+                        pool,
+                        &mut seen,
+                        &this_level,
+                        nodes,
+                        allowance,
+                        &mut more,
+                        &mut tick,
+                    )
                 }
-                parallel::LevelOutcome::Aborted(abort) => return give_up(GiveUp::Aborted(abort)),
-                parallel::LevelOutcome::Memory => return give_up(GiveUp::Memory),
-                parallel::LevelOutcome::Next {
-                    next,
-                    counts: next_counts,
-                    edges,
-                } => {
-                    if next.is_empty() {
-                        return BfsOutcome::NoMate;
-                    }
-                    graph.push(edges);
-                    level = next;
-                    counts = next_counts;
-                }
+                None => expand_level(
+                    &mut seen,
+                    &mut dead,
+                    &this_level,
+                    nodes,
+                    budget_now,
+                    &mut more,
+                    &mut tick,
+                ),
             }
-            let used = seen.bytes()
-                + working_bytes(&graph, &LevelEdges::default(), level.capacity(), 0, 0)
-                + counts.capacity() * 4;
-            if used > budget {
-                match more_memory() {
-                    0 => return give_up(GiveUp::Memory),
-                    extra => budget += extra,
-                }
+        };
+        match outcome {
+            LevelOutcome::Mates { mates, count } => {
+                let lines = graph.lines(&mates, cap as usize);
+                return BfsOutcome::Mate { lines, count };
             }
-            if last_report.elapsed() >= Duration::from_millis(100) {
-                progress(lower_bound + 2, *nodes, permille(used, budget));
-                last_report = Instant::now();
-            }
-            continue;
-        }
-        let mut next: Vec<PackedPosition> = Vec::new();
-        let mut next_counts: Vec<u32> = Vec::new();
-        let mut edges = LevelEdges::default();
-        next_index.clear();
-        // Mating edges of this level: (parent index, check).
-        let mut mates: Vec<(u32, Move)> = Vec::new();
-        let mut mate_count = 0u32;
-        for (index, packed) in level.iter().enumerate() {
-            // Paths into this position (only tracked when counting).
-            let paths = if counting { counts[index] } else { 1 };
-            pos.unpack_from(packed);
-            checks.clear();
-            movegen::checks(&pos, &mut checks);
-            for &check in checks.iter() {
-                pos.do_move(check);
-                *nodes += 1;
-                evasions.clear();
-                movegen::evasions(&pos, &mut evasions);
-                if evasions.is_empty() {
-                    mates.push((index as u32, check));
-                    mate_count = mate_count.saturating_add(paths).min(cap);
-                    pos.undo_move(check);
-                    if !counting {
-                        break;
-                    }
-                    continue;
+            LevelOutcome::Aborted(abort) => return give_up(GiveUp::Aborted(abort)),
+            LevelOutcome::Memory => return give_up(GiveUp::Memory),
+            LevelOutcome::Next {
+                next,
+                counts: next_counts,
+                edges,
+            } => {
+                if next.is_empty() {
+                    return BfsOutcome::NoMate;
                 }
-                if !mates.is_empty() {
-                    // The mate level: only mates matter now.
-                    pos.undo_move(check);
-                    continue;
-                }
-                let others = working_bytes(
-                    &graph,
-                    &edges,
-                    level.capacity() + next.capacity(),
-                    counts.capacity() + next_counts.capacity(),
-                    next_index.capacity(),
-                );
-
-                // Keys first (their slots prefetched together); only new positions are played.
-                child_keys(&pos, &evasions, &seen, &mut keys);
-                *nodes += evasions.len() as u64;
-                for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
-                    let link = Link {
-                        parent: index as u32,
-                        check,
-                        evasion,
-                    };
-                    let inserted = loop {
-                        match seen.insert(key, budget.saturating_sub(others)) {
-                            Ok(inserted) => break inserted,
-                            Err(()) => match more_memory() {
-                                0 => return give_up(GiveUp::Memory),
-                                extra => budget += extra,
-                            },
-                        }
-                    };
-                    match inserted {
-                        true => {
-                            pos.do_move(evasion);
-                            next.push(pos.pack());
-                            pos.undo_move(evasion);
-                            edges.first.push(link);
-                            if counting {
-                                next_index.insert(key, next_counts.len() as u32);
-                                next_counts.push(paths);
-                            }
-                        }
-                        false if counting => {
-                            // Another shortest way into a position of the next level?
-                            if let Some(&child) = next_index.get(&key) {
-                                edges.extra.push((child, link));
-                                let c = &mut next_counts[child as usize];
-                                *c = c.saturating_add(paths).min(cap);
-                            }
-                        }
-                        false => {}
-                    }
-                }
-                pos.undo_move(check);
-            }
-            if !mates.is_empty() && !counting {
-                break;
-            }
-            if *nodes >= next_poll {
-                next_poll = *nodes + POLL_INTERVAL;
-                let used = seen.bytes()
-                    + working_bytes(
-                        &graph,
-                        &edges,
-                        level.capacity() + next.capacity(),
-                        counts.capacity() + next_counts.capacity(),
-                        next_index.capacity(),
-                    );
-                if last_report.elapsed() >= Duration::from_secs(1) {
-                    progress(lower_bound, *nodes, permille(used, budget));
-                    last_report = Instant::now();
-                }
-                if let Some(abort) = limits.interrupt.check(Instant::now()) {
-                    return give_up(GiveUp::Aborted(abort));
-                }
-                if used > budget {
-                    match more_memory() {
-                        0 => return give_up(GiveUp::Memory),
-                        extra => budget += extra,
-                    }
-                }
+                graph.push(edges);
+                level = next;
+                counts = next_counts;
             }
         }
-        if !mates.is_empty() {
-            let lines = graph.lines(&mates, cap as usize);
-            let count = if counting { mate_count } else { 1 };
-            return BfsOutcome::Mate { lines, count };
+        let used = seen.bytes()
+            + graph.bytes()
+            + level.capacity() * PACKED_BYTES
+            + counts.capacity() * 4;
+        if used > budget {
+            match more_memory() {
+                0 => return give_up(GiveUp::Memory),
+                extra => budget += extra,
+            }
         }
-        if next.is_empty() {
-            return BfsOutcome::NoMate;
-        }
-        graph.push(edges);
-        level = next;
-        counts = next_counts;
+        log_level(limits, depth, &level, &seen, &graph, used, started);
         if last_report.elapsed() >= Duration::from_millis(100) {
-            let used = seen.bytes()
-                + working_bytes(
-                    &graph,
-                    &LevelEdges::default(),
-                    level.capacity(),
-                    counts.capacity(),
-                    0,
-                );
             progress(lower_bound + 2, *nodes, permille(used, budget));
             last_report = Instant::now();
         }
@@ -500,28 +223,233 @@ pub(crate) fn search(
     unreachable!("levels are unbounded")
 }
 
-/// The keys of the positions `moves` lead to from `pos`, into `keys`, their key-set slots
-/// prefetched together so that the cache misses overlap.
-fn child_keys(pos: &Position, moves: &MoveList, seen: &KeySet, keys: &mut Vec<u128>) {
-    keys.clear();
-    for &m in moves.iter() {
-        let key = pos.key_after(m);
-        seen.prefetch(key);
-        keys.push(key);
+/// What one level came to.
+enum LevelOutcome {
+    /// Mating checks on this level: (parent index, check), in order, and the number of paths
+    /// into them (capped).
+    Mates {
+        mates: Vec<(u32, Move)>,
+        count: u32,
+    },
+    /// The next level, its path counts (counting only) and the edges into it.
+    Next {
+        next: Vec<PackedPosition>,
+        counts: Vec<u32>,
+        edges: LevelEdges,
+    },
+    Aborted(Abort),
+    /// The key set could not grow within the budget.
+    Memory,
+}
+
+/// The level being expanded.
+struct Level<'a> {
+    pub positions: &'a [PackedPosition],
+    /// Positions the threads expand before their candidates are inserted (see
+    /// [`SLICE_POSITIONS`]).
+    pub slice: usize,
+    /// Paths into each position (counting only).
+    pub counts: &'a [u32],
+    pub cap: u32,
+    pub interrupt: Interrupt<'a>,
+    /// Bytes held besides the key set and what this level adds: the links of earlier levels,
+    /// this level's positions and counts.
+    pub held: usize,
+}
+
+impl Level<'_> {
+    fn counting(&self) -> bool {
+        self.cap > 1
+    }
+
+    fn paths(&self, index: usize) -> u32 {
+        if self.counting() {
+            self.counts[index]
+        } else {
+            1
+        }
     }
 }
 
-/// Memory held besides the key set: the level graph, the edges into the level being built,
-/// `positions` packed positions, `counts` path counts and `index_entries` entries of the
-/// counting index (capacities, not lengths).
-fn working_bytes(
+/// The next level as one thread builds it.
+struct NextLevel<'a> {
+    seen: &'a mut KeySet,
+    next: Vec<PackedPosition>,
+    counts: Vec<u32>,
+    edges: LevelEdges,
+    /// Counting: where each new position's key went in `next`.
+    index: HashMap<u128, u32>,
+    counting: bool,
+    cap: u32,
+    /// Bytes held besides the key set and this struct's vectors.
+    held: usize,
+    budget: usize,
+    more_memory: &'a mut dyn FnMut() -> usize,
+}
+
+impl NextLevel<'_> {
+    /// Bytes of the level being built (capacities, not lengths).
+    fn bytes(&self) -> usize {
+        self.next.capacity() * PACKED_BYTES
+            + self.counts.capacity() * 4
+            + self.edges.bytes()
+            + self.index.capacity() * 32
+    }
+
+    fn used(&self) -> usize {
+        self.held + self.seen.bytes() + self.bytes()
+    }
+
+    /// Asks for more memory when the budget is used up; false if there is none.
+    fn within_budget(&mut self) -> bool {
+        while self.used() > self.budget {
+            match (self.more_memory)() {
+                0 => return false,
+                extra => self.budget += extra,
+            }
+        }
+        true
+    }
+}
+
+impl expand::ChildSink for NextLevel<'_> {
+    type Stop = ();
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        if !self.seen.contains(key) {
+            return false;
+        }
+        // Counting: another shortest way into a position of the next level?
+        if self.counting {
+            if let Some(&child) = self.index.get(&key) {
+                self.edges.extra.push((child, link));
+                let c = &mut self.counts[child as usize];
+                *c = c.saturating_add(paths).min(self.cap);
+            }
+        }
+        true
+    }
+
+    #[inline]
+    fn add(&mut self, key: u128, link: Link, paths: u32, pos: &Position) -> Result<(), ()> {
+        loop {
+            let others = self.held + self.bytes();
+            match self.seen.insert(key, self.budget.saturating_sub(others)) {
+                Ok(_) => break,
+                Err(()) => match (self.more_memory)() {
+                    0 => return Err(()),
+                    extra => self.budget += extra,
+                },
+            }
+        }
+        self.next.push(pos.pack());
+        self.edges.first.push(link);
+        if self.counting {
+            self.index.insert(key, self.counts.len() as u32);
+            self.counts.push(paths);
+        }
+        Ok(())
+    }
+}
+
+/// Expands one level on this thread. The children of each position are resolved after the
+/// next position's are generated (see `expand.rs`), so that their look-ups overlap.
+fn expand_level(
+    seen: &mut KeySet,
+    dead: &mut DeadCache,
+    level: &Level,
+    nodes: &mut u64,
+    budget: usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    tick: &mut dyn FnMut(u64),
+) -> LevelOutcome {
+    let counting = level.counting();
+    let mut sink = NextLevel {
+        seen,
+        next: Vec::new(),
+        counts: Vec::new(),
+        edges: LevelEdges::default(),
+        index: HashMap::new(),
+        counting,
+        cap: level.cap,
+        held: level.held,
+        budget,
+        more_memory,
+    };
+    let mut mates: Vec<(u32, Move, u32)> = Vec::new();
+    let (mut current, mut previous) = (Expansion::new(), Expansion::new());
+    let mut next_poll = *nodes + POLL_INTERVAL;
+    for (index, packed) in level.positions.iter().enumerate() {
+        *nodes += current.generate(
+            packed,
+            index as u32,
+            level.paths(index),
+            sink.seen,
+            dead,
+            &mut mates,
+            !counting,
+        );
+        if !mates.is_empty() && !counting {
+            break;
+        }
+        if mates.is_empty() && previous.resolve(dead, &mut sink).is_err() {
+            return LevelOutcome::Memory;
+        }
+        std::mem::swap(&mut current, &mut previous);
+        if *nodes >= next_poll {
+            next_poll = *nodes + POLL_INTERVAL;
+            tick(*nodes);
+            if let Some(abort) = level.interrupt.check(Instant::now()) {
+                return LevelOutcome::Aborted(abort);
+            }
+            if !sink.within_budget() {
+                return LevelOutcome::Memory;
+            }
+        }
+    }
+    if !mates.is_empty() {
+        let count = mates
+            .iter()
+            .fold(0u32, |c, m| c.saturating_add(m.2).min(level.cap));
+        let count = if counting { count } else { 1 };
+        return LevelOutcome::Mates {
+            mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
+            count,
+        };
+    }
+    if previous.resolve(dead, &mut sink).is_err() {
+        return LevelOutcome::Memory;
+    }
+    LevelOutcome::Next {
+        next: sink.next,
+        counts: sink.counts,
+        edges: sink.edges,
+    }
+}
+
+/// Sends the figures of a finished level to the level log, if there is one.
+fn log_level(
+    limits: &BfsLimits,
+    depth: u32,
+    next: &[PackedPosition],
+    seen: &KeySet,
     graph: &LevelGraph,
-    edges: &LevelEdges,
-    positions: usize,
-    counts: usize,
-    index_entries: usize,
-) -> usize {
-    graph.bytes() + edges.bytes() + positions * PACKED_BYTES + counts * 4 + index_entries * 32
+    bytes: usize,
+    started: Instant,
+) {
+    if let Some(log) = &limits.level_log {
+        // The receiver may be gone (a caller that stopped listening): nothing to do then.
+        let _ = log.send(LevelStats {
+            plies: 2 * (depth + 1),
+            positions: next.len(),
+            keys: seen.len(),
+            key_bytes: seen.bytes(),
+            graph_bytes: graph.bytes(),
+            bytes,
+            elapsed: started.elapsed(),
+        });
+    }
 }
 
 fn permille(used: usize, budget: usize) -> u32 {
@@ -618,38 +546,5 @@ impl LevelGraph {
             suffix.pop();
             suffix.pop();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_set_keeps_every_key_through_growth() {
-        let mut set = KeySet::new();
-        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
-        for i in 0..200_000u128 {
-            assert_eq!(set.insert(key(i), usize::MAX), Ok(true));
-        }
-        for i in 0..200_000u128 {
-            assert_eq!(set.insert(key(i), usize::MAX), Ok(false));
-        }
-        // Keys that differ only in bits the set keeps must stay distinct; keys whose low 96 bits
-        // are zero are kept as a stand-in.
-        let a = 1u128 << 100;
-        assert_eq!(set.insert(a, usize::MAX), Ok(true));
-        assert_eq!(set.insert(a | (1 << 65), usize::MAX), Ok(true));
-        // (key(0) is 0 itself, inserted above.)
-        assert_eq!(set.insert(0, usize::MAX), Ok(false));
-        assert_eq!(set.insert(a, usize::MAX), Ok(false));
-        assert!(set.contains(a) && set.contains(0) && set.contains(key(7)));
-        assert!(!set.contains(a | 1 << 66));
-        // A budget too small to grow is reported, not exceeded.
-        let mut small = KeySet::new();
-        let budget = small.bytes();
-        let full = (0..10_000u128).try_for_each(|i| small.insert(key(i), budget).map(|_| ()));
-        assert_eq!(full, Err(()));
-        assert!(small.bytes() <= budget);
     }
 }

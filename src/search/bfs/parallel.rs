@@ -16,48 +16,14 @@
 //! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
 //!    — the very order one thread would have produced.
 
-use super::{KeySet, LevelEdges, Link, Shard};
-use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
-use crate::shogi::movegen::{self, MoveList};
+use super::keyset::{self, KeySet, Shard};
+use super::expand::{ChildSink, DeadCache, Expansion};
+use super::{Level, LevelEdges, LevelOutcome, Link};
+use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition, Position};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
-
-/// What one level came to.
-pub(super) enum LevelOutcome {
-    /// Mating checks on this level: (parent index, check), in order, and the number of paths
-    /// into them (capped).
-    Mates {
-        mates: Vec<(u32, Move)>,
-        count: u32,
-    },
-    /// The next level, its path counts (counting only) and the edges into it.
-    Next {
-        next: Vec<PackedPosition>,
-        counts: Vec<u32>,
-        edges: LevelEdges,
-    },
-    Aborted(Abort),
-    /// The key set could not grow within the budget.
-    Memory,
-}
-
-pub(super) struct Level<'a> {
-    pub positions: &'a [PackedPosition],
-    /// Positions expanded before their candidates are inserted (see [`SLICE_POSITIONS`]).
-    pub slice: usize,
-    /// Paths into each position (counting only; empty otherwise).
-    pub counts: &'a [u32],
-    pub cap: u32,
-    pub interrupt: Interrupt<'a>,
-}
-
-impl Level<'_> {
-    fn counting(&self) -> bool {
-        self.cap > 1
-    }
-}
 
 /// An evasion leading to a position not seen on earlier levels.
 #[derive(Clone, Copy)]
@@ -264,82 +230,106 @@ fn expand_chunk(
     positions: &[PackedPosition],
     owners: usize,
 ) -> Expanded {
-    let mut out = Expanded {
+    let mut sink = Buckets {
+        seen,
+        counting: level.counting(),
+        owners,
+        number: (chunk as u64) << ORDER_SHIFT,
         // About two new children a position on the long problems: room for them up front, so
         // that the buckets are not copied as they grow.
         buckets: (0..owners)
             .map(|_| Vec::with_capacity(2 * positions.len() / owners + 16))
             .collect(),
-        ..Default::default()
     };
-    let mut pos = Position::empty();
-    let mut checks = MoveList::new();
-    let mut evasions = MoveList::new();
-    let mut keys: Vec<u128> = Vec::with_capacity(movegen::MAX_MOVES);
-    let mut number = (chunk as u64) << ORDER_SHIFT;
-    let mut next_poll = POLL_INTERVAL;
-    for (offset, packed) in positions.iter().enumerate() {
-        let index = (first_index + offset) as u32;
-        let paths = if level.counting() {
-            level.counts[index as usize]
-        } else {
-            1
-        };
-        pos.unpack_from(packed);
-        checks.clear();
-        movegen::checks(&pos, &mut checks);
-        for &check in checks.iter() {
-            pos.do_move(check);
-            out.nodes += 1;
-            evasions.clear();
-            movegen::evasions(&pos, &mut evasions);
-            if evasions.is_empty() {
-                out.mates.push((index, check, paths));
-                pos.undo_move(check);
+    let mut mates = Vec::new();
+    let mut nodes = 0;
+    let mut abort = None;
+    DEAD.with_borrow_mut(|dead| {
+        let (mut current, mut previous) = (Expansion::new(), Expansion::new());
+        let mut next_poll = POLL_INTERVAL;
+        for (offset, packed) in positions.iter().enumerate() {
+            let index = first_index + offset;
+            nodes += current.generate(
+                packed,
+                index as u32,
+                level.paths(index),
+                seen,
+                dead,
+                &mut mates,
+                !level.counting(),
+            );
+            if !mates.is_empty() {
                 if !level.counting() {
                     // Nothing after the first mate of this chunk can matter.
-                    return out;
+                    return;
                 }
-                continue;
+            } else {
+                let Ok(()) = previous.resolve(dead, &mut sink);
             }
-            out.nodes += evasions.len() as u64;
-            // Keys first, their slots loaded together, then the look-ups.
-            super::child_keys(&pos, &evasions, seen, &mut keys);
-            for (&evasion, &key) in evasions.iter().zip(keys.iter()) {
-                // A key already in the set is never a new position; counting, it may still be
-                // another way into one found earlier on this level (in an earlier slice), which
-                // only its owner can tell.
-                if !level.counting() && seen.contains(key) {
-                    continue;
+            std::mem::swap(&mut current, &mut previous);
+            if nodes >= next_poll {
+                next_poll = nodes + POLL_INTERVAL;
+                if let Some(a) = level.interrupt.check(Instant::now()) {
+                    abort = Some(a);
+                    return;
                 }
-                let owner = super::shard_of(key) % owners;
-                pos.do_move(evasion);
-                let packed = pos.pack();
-                pos.undo_move(evasion);
-                out.buckets[owner].push(Candidate {
-                    order: number,
-                    key,
-                    link: Link {
-                        parent: index,
-                        check,
-                        evasion,
-                    },
-                    paths,
-                    packed,
-                });
-                number += 1;
-            }
-            pos.undo_move(check);
-        }
-        if out.nodes >= next_poll {
-            next_poll = out.nodes + POLL_INTERVAL;
-            if let Some(abort) = level.interrupt.check(Instant::now()) {
-                out.abort = Some(abort);
-                return out;
             }
         }
+        if mates.is_empty() {
+            let Ok(()) = previous.resolve(dead, &mut sink);
+        }
+    });
+    Expanded {
+        buckets: sink.buckets,
+        mates,
+        nodes,
+        abort,
     }
-    out
+}
+
+thread_local! {
+    /// Each thread's dead-position cache (see `DeadCache`), kept from level to level.
+    static DEAD: std::cell::RefCell<DeadCache> = std::cell::RefCell::new(DeadCache::new());
+}
+
+/// Phase 1's sink: candidates sorted into their owners' buckets, numbered in order.
+struct Buckets<'a> {
+    seen: &'a KeySet,
+    counting: bool,
+    owners: usize,
+    number: u64,
+    buckets: Vec<Vec<Candidate>>,
+}
+
+impl ChildSink for Buckets<'_> {
+    type Stop = std::convert::Infallible;
+
+    #[inline]
+    fn is_known(&mut self, key: u128, _link: Link, _paths: u32) -> bool {
+        // A key already in the set is never a new position; counting, it may still be another
+        // way into one found earlier on this level (in an earlier slice), which only its owner
+        // can tell.
+        !self.counting && self.seen.contains(key)
+    }
+
+    #[inline]
+    fn add(
+        &mut self,
+        key: u128,
+        link: Link,
+        paths: u32,
+        pos: &Position,
+    ) -> Result<(), Self::Stop> {
+        self.buckets[keyset::shard_of(key) % self.owners].push(Candidate {
+            order: self.number,
+            key,
+            link,
+            paths,
+            packed: pos.pack(),
+        });
+        self.number += 1;
+        Ok(())
+    }
 }
 
 /// Phase 2 for one owner: inserts its candidates, chunk by chunk, resuming where a previous
@@ -365,9 +355,9 @@ fn insert_owned(
             }
             // Start loading the slot a few candidates ahead: the look-ups are cache misses.
             if let Some(ahead) = bucket.get(i + PREFETCH_AHEAD) {
-                shards[super::shard_of(ahead.key) / owners].prefetch(ahead.key);
+                shards[keyset::shard_of(ahead.key) / owners].prefetch(ahead.key);
             }
-            let shard = &mut shards[super::shard_of(c.key) / owners];
+            let shard = &mut shards[keyset::shard_of(c.key) / owners];
             match shard.insert(c.key, &mut allowance) {
                 Err(()) => {
                     out.stopped_at = Some((chunk, i));

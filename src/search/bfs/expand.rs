@@ -1,0 +1,206 @@
+//! Expanding one position of a breadth-first level: its checks, their evasions, and which of
+//! the positions they lead to are new and worth keeping.
+//!
+//! Two steps, so that the memory look-ups of one position overlap the move generation of the
+//! next: [`Expansion::generate`] finds the children and their keys and starts loading their
+//! key-set and dead-cache slots; [`Expansion::resolve`], called after the next position's
+//! `generate`, looks them up and plays only the new ones. Children are resolved in the order
+//! they were generated, so the next level comes out in the same order either way.
+
+use super::keyset::KeySet;
+use super::Link;
+use crate::search::prefetch;
+use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::{Move, PackedPosition, Position};
+
+/// Keys of positions found to have no check, so that meeting one again costs a look-up rather
+/// than a check generation (a long problem meets most of its dead positions several times).
+/// Lossy: a newer key overwrites an older one in its slot, and a key missing here is only
+/// tested again. Whether a position has a check depends on the position alone, so entries stay
+/// true from one search to the next.
+pub(super) struct DeadCache {
+    slots: Vec<u64>,
+}
+
+impl DeadCache {
+    const SLOTS: usize = 1 << 18;
+    /// Memory a cache takes (one a thread).
+    pub(super) const BYTES: usize = Self::SLOTS * 8;
+
+    pub(super) fn new() -> DeadCache {
+        DeadCache {
+            slots: vec![0; Self::SLOTS],
+        }
+    }
+
+    #[inline]
+    fn slot(key: u128) -> usize {
+        (key >> 64) as usize & (Self::SLOTS - 1)
+    }
+
+    #[inline]
+    fn contains(&self, key: u128) -> bool {
+        let tag = key as u64;
+        tag != 0 && self.slots[Self::slot(key)] == tag
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u128) {
+        self.slots[Self::slot(key)] = key as u64;
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        prefetch(&self.slots[Self::slot(key)]);
+    }
+}
+
+/// Where the children of a level position go.
+pub(super) trait ChildSink {
+    /// Why the level cannot go on (memory).
+    type Stop;
+    /// Whether the position `key` is already known (then it is not played). Counting, a known
+    /// position may take `link` as another way into it.
+    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool;
+    /// A new position with a check: `pos`, reached by `link`, with `paths` ways into it so far.
+    fn add(&mut self, key: u128, link: Link, paths: u32, pos: &Position) -> Result<(), Self::Stop>;
+}
+
+/// An evasion after a check, and the key of the position it leads to.
+#[derive(Clone, Copy)]
+struct Child {
+    check: Move,
+    evasion: Move,
+    key: u128,
+}
+
+/// One level position being expanded.
+pub(super) struct Expansion {
+    pos: Position,
+    index: u32,
+    paths: u32,
+    children: Vec<Child>,
+    checks: MoveList,
+    evasions: MoveList,
+    scratch: MoveList,
+}
+
+impl Expansion {
+    pub(super) fn new() -> Expansion {
+        Expansion {
+            pos: Position::empty(),
+            index: 0,
+            paths: 0,
+            children: Vec::with_capacity(movegen::MAX_MOVES),
+            checks: MoveList::new(),
+            evasions: MoveList::new(),
+            scratch: MoveList::new(),
+        }
+    }
+
+    /// Unpacks `packed`, position `index` of its level with `paths` ways into it, and finds its
+    /// children. A check without an evasion mates: it goes to `mates` as (index, check, paths),
+    /// and with `first_mate_only` nothing more is looked at. Once `mates` holds any (this is
+    /// the mate level) no children are kept. Returns the moves generated (nodes).
+    pub(super) fn generate(
+        &mut self,
+        packed: &PackedPosition,
+        index: u32,
+        paths: u32,
+        seen: &KeySet,
+        dead: &DeadCache,
+        mates: &mut Vec<(u32, Move, u32)>,
+        first_mate_only: bool,
+    ) -> u64 {
+        // (Children of the mate level are never resolved.)
+        self.children.clear();
+        self.index = index;
+        self.paths = paths;
+        let pos = &mut self.pos;
+        pos.unpack_from(packed);
+        self.checks.clear();
+        movegen::checks(pos, &mut self.checks);
+        let mut nodes = 0;
+        for &check in self.checks.iter() {
+            pos.do_move(check);
+            nodes += 1;
+            self.evasions.clear();
+            movegen::evasions(pos, &mut self.evasions);
+            if self.evasions.is_empty() {
+                mates.push((index, check, paths));
+                if first_mate_only {
+                    pos.undo_move(check);
+                    self.children.clear();
+                    return nodes;
+                }
+            } else if mates.is_empty() {
+                nodes += self.evasions.len() as u64;
+                for &evasion in self.evasions.iter() {
+                    let key = pos.key_after(evasion);
+                    seen.prefetch(key);
+                    dead.prefetch(key);
+                    self.children.push(Child {
+                        check,
+                        evasion,
+                        key,
+                    });
+                }
+            }
+            pos.undo_move(check);
+        }
+        nodes
+    }
+
+    /// Sorts out the children found by the last `generate`: known ones and dead ones are
+    /// dropped, the others are played and handed to `sink` in the order they were found.
+    pub(super) fn resolve<S: ChildSink>(
+        &mut self,
+        dead: &mut DeadCache,
+        sink: &mut S,
+    ) -> Result<(), S::Stop> {
+        let pos = &mut self.pos;
+        let mut played: Option<Move> = None;
+        let mut result = Ok(());
+        for child in self.children.drain(..) {
+            let link = Link {
+                parent: self.index,
+                check: child.check,
+                evasion: child.evasion,
+            };
+            if sink.is_known(child.key, link, self.paths) || dead.contains(child.key) {
+                continue;
+            }
+            if played != Some(child.check) {
+                if let Some(check) = played {
+                    pos.undo_move(check);
+                }
+                pos.do_move(child.check);
+                played = Some(child.check);
+            }
+            pos.do_move(child.evasion);
+            // A position without a check leads nowhere: it is not kept, and met again it is
+            // tested again (or found in the dead cache).
+            if !has_check(pos, &mut self.scratch) {
+                dead.insert(child.key);
+            } else if let Err(stop) = sink.add(child.key, link, self.paths, pos) {
+                result = Err(stop);
+                pos.undo_move(child.evasion);
+                break;
+            }
+            pos.undo_move(child.evasion);
+        }
+        if let Some(check) = played {
+            pos.undo_move(check);
+        }
+        self.children.clear();
+        result
+    }
+}
+
+/// Whether the attacker to move in `pos` has a check (`scratch` is working space).
+#[inline]
+fn has_check(pos: &Position, scratch: &mut MoveList) -> bool {
+    scratch.clear();
+    movegen::checks(pos, scratch);
+    !scratch.is_empty()
+}

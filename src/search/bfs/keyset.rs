@@ -1,0 +1,215 @@
+//! The breadth-first search's set of positions seen: keys only, in about 11 bytes a key.
+
+use crate::search::memory::ZeroedTable;
+
+/// An insert-only set of 128-bit keys: 4096 open-addressing tables (linear probing) chosen by
+/// the key's top 12 bits, each storing the key's low 64 bits in one word and growing by half on
+/// its own when 80% full, so memory stays near 8 / 0.66 bytes a key and growing never needs
+/// twice the whole set. Keys equal in those 76 bits count as one: for 10^8 keys the chance of
+/// any such pair is about 10^-7, for the 3 * 10^7 keys of a 36,511-ply problem 10^-8 (a lost
+/// position could only make the answer longer, never wrong as a line). An all-zero word is an
+/// empty slot, so a key whose low 64 bits are zero is kept as a stand-in made of its high bits.
+/// The shards are separate so that threads can each own some of them.
+pub(super) struct KeySet {
+    pub(super) shards: Vec<Shard>,
+    /// Bytes of all shards' tables.
+    bytes: usize,
+}
+
+/// One of the key set's tables.
+pub(super) struct Shard {
+    table: ZeroedTable<u64>,
+    len: usize,
+}
+
+const SLOT_BYTES: usize = 8;
+const SHARD_BITS: u32 = 12;
+
+/// The word a shard keeps of `key`: its low 64 bits, or, when those are zero (an empty slot),
+/// a stand-in from its high bits.
+#[inline]
+fn stored(key: u128) -> u64 {
+    match key as u64 {
+        0 => (key >> 64) as u64 | 1,
+        low => low,
+    }
+}
+
+#[inline]
+fn home(stored: u64, len: usize) -> usize {
+    // Multiply-shift: any table size, no modulo.
+    ((stored as u128 * len as u128) >> 64) as usize
+}
+
+/// Which shard holds `key`.
+#[inline]
+pub(super) fn shard_of(key: u128) -> usize {
+    (key >> (128 - SHARD_BITS)) as usize
+}
+
+impl Shard {
+    const FIRST_SLOTS: usize = 16;
+
+    fn new() -> Shard {
+        Shard {
+            table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
+            len: 0,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.table.len() * SLOT_BYTES
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether `key` is in this shard.
+    #[inline]
+    fn contains(&self, key: u128) -> bool {
+        let word = stored(key);
+        let table = self.table.as_slice();
+        let len = table.len();
+        let mut i = home(word, len);
+        loop {
+            match table[i] {
+                w if w == word => return true,
+                0 => return false,
+                _ => i = if i + 1 == len { 0 } else { i + 1 },
+            }
+        }
+    }
+
+    /// Inserts `key`; false if it was already there. Growing may add at most `allowance` bytes
+    /// (reduced by what it adds); `Err` when it would need more.
+    #[inline]
+    pub(super) fn insert(&mut self, key: u128, allowance: &mut usize) -> Result<bool, ()> {
+        let word = stored(key);
+        let size = self.table.len();
+        if (self.len + 1) * 10 > size * 7 {
+            let bigger = size + size / 2;
+            // While growing, the old and the new table exist together.
+            if (size + bigger) * SLOT_BYTES > *allowance {
+                return Err(());
+            }
+            self.grow(bigger)?;
+            *allowance -= (bigger - size) * SLOT_BYTES;
+        }
+        let table = self.table.as_mut_slice();
+        let len = table.len();
+        let mut i = home(word, len);
+        loop {
+            match table[i] {
+                0 => {
+                    table[i] = word;
+                    self.len += 1;
+                    return Ok(true);
+                }
+                w if w == word => return Ok(false),
+                _ => i = if i + 1 == len { 0 } else { i + 1 },
+            }
+        }
+    }
+
+    /// Starts loading the slot where `key` would go.
+    #[inline]
+    pub(super) fn prefetch(&self, key: u128) {
+        let table = self.table.as_slice();
+        crate::search::prefetch(&table[home(stored(key), table.len())]);
+    }
+
+    fn grow(&mut self, slots: usize) -> Result<(), ()> {
+        let bigger = ZeroedTable::new(slots).ok_or(())?;
+        let old = std::mem::replace(&mut self.table, bigger);
+        let table = self.table.as_mut_slice();
+        for word in old.as_slice().iter().copied().filter(|&w| w != 0) {
+            let mut i = home(word, slots);
+            while table[i] != 0 {
+                i = if i + 1 == slots { 0 } else { i + 1 };
+            }
+            table[i] = word;
+        }
+        Ok(())
+    }
+}
+
+impl KeySet {
+    const SHARDS: usize = 1 << SHARD_BITS;
+
+    pub(super) fn new() -> KeySet {
+        let shards: Vec<Shard> = (0..Self::SHARDS).map(|_| Shard::new()).collect();
+        let bytes = shards.iter().map(Shard::bytes).sum();
+        KeySet { shards, bytes }
+    }
+
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Keys held.
+    pub(super) fn len(&self) -> usize {
+        self.shards.iter().map(Shard::len).sum()
+    }
+
+    /// Counts the bytes again after the shards were changed directly.
+    pub(super) fn recount(&mut self) {
+        self.bytes = self.shards.iter().map(Shard::bytes).sum();
+    }
+
+    pub(super) fn contains(&self, key: u128) -> bool {
+        self.shards[shard_of(key)].contains(key)
+    }
+
+    /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass
+    /// `budget` bytes for the whole set.
+    #[inline]
+    pub(super) fn insert(&mut self, key: u128, budget: usize) -> Result<bool, ()> {
+        let mut allowance = budget.saturating_sub(self.bytes);
+        let before = allowance;
+        let inserted = self.shards[shard_of(key)].insert(key, &mut allowance);
+        self.bytes += before - allowance;
+        inserted
+    }
+
+    /// Starts loading the slot where `key` would go.
+    #[inline]
+    pub(super) fn prefetch(&self, key: u128) {
+        self.shards[shard_of(key)].prefetch(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_set_keeps_every_key_through_growth() {
+        let mut set = KeySet::new();
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
+        for i in 0..200_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX), Ok(true));
+        }
+        for i in 0..200_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX), Ok(false));
+        }
+        assert_eq!(set.len(), 200_000);
+        // Keys that differ only in bits the set keeps must stay distinct; keys whose low 64 bits
+        // are zero are kept as a stand-in.
+        let a = 1u128 << 100;
+        assert_eq!(set.insert(a, usize::MAX), Ok(true));
+        assert_eq!(set.insert(a | (1 << 63), usize::MAX), Ok(true));
+        assert_eq!(set.insert(a | (1 << 120), usize::MAX), Ok(true));
+        // (key(0) is 0 itself, inserted above.)
+        assert_eq!(set.insert(0, usize::MAX), Ok(false));
+        assert_eq!(set.insert(a, usize::MAX), Ok(false));
+        assert!(set.contains(a) && set.contains(0) && set.contains(key(7)));
+        assert!(!set.contains(a | 1 << 62));
+        // A budget too small to grow is reported, not exceeded.
+        let mut small = KeySet::new();
+        let budget = small.bytes();
+        let full = (0..100_000u128).try_for_each(|i| small.insert(key(i), budget).map(|_| ()));
+        assert_eq!(full, Err(()));
+        assert!(small.bytes() <= budget);
+    }
+}
