@@ -63,7 +63,15 @@ pub(super) trait ChildSink {
     /// position may take `link` as another way into it.
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool;
     /// A new position with a check: `pos`, reached by `link`, with `paths` ways into it so far.
-    fn add(&mut self, key: u128, link: Link, paths: u32, pos: &Position) -> Result<(), Self::Stop>;
+    /// `checks` are its checks (never empty).
+    fn add(
+        &mut self,
+        key: u128,
+        link: Link,
+        paths: u32,
+        pos: &Position,
+        checks: &[Move],
+    ) -> Result<(), Self::Stop>;
 }
 
 /// An evasion after a check, and the key of the position it leads to.
@@ -80,7 +88,6 @@ pub(super) struct Expansion {
     index: u32,
     paths: u32,
     children: Vec<Child>,
-    checks: MoveList,
     evasions: MoveList,
     scratch: MoveList,
 }
@@ -92,19 +99,19 @@ impl Expansion {
             index: 0,
             paths: 0,
             children: Vec::with_capacity(movegen::MAX_MOVES),
-            checks: MoveList::new(),
             evasions: MoveList::new(),
             scratch: MoveList::new(),
         }
     }
 
-    /// Unpacks `packed`, position `index` of its level with `paths` ways into it, and finds its
-    /// children. A check without an evasion mates: it goes to `mates` as (index, check, paths),
+    /// Unpacks `packed`, position `index` of its level with `paths` ways into it and `checks`
+    /// its checks, and finds its children. A check without an evasion mates: it goes to `mates` as (index, check, paths),
     /// and with `first_mate_only` nothing more is looked at. Once `mates` holds any (this is
     /// the mate level) no children are kept. Returns the moves generated (nodes).
     pub(super) fn generate(
         &mut self,
         packed: &PackedPosition,
+        checks: &[Move],
         index: u32,
         paths: u32,
         seen: &KeySet,
@@ -118,10 +125,8 @@ impl Expansion {
         self.paths = paths;
         let pos = &mut self.pos;
         pos.unpack_from(packed);
-        self.checks.clear();
-        movegen::checks(pos, &mut self.checks);
         let mut nodes = 0;
-        for &check in self.checks.iter() {
+        for &check in checks {
             pos.do_move(check);
             nodes += 1;
             self.evasions.clear();
@@ -180,9 +185,11 @@ impl Expansion {
             pos.do_move(child.evasion);
             // A position without a check leads nowhere: it is not kept, and met again it is
             // tested again (or found in the dead cache).
-            if !has_check(pos, &mut self.scratch) {
+            self.scratch.clear();
+            movegen::checks(pos, &mut self.scratch);
+            if self.scratch.is_empty() {
                 dead.insert(child.key);
-            } else if let Err(stop) = sink.add(child.key, link, self.paths, pos) {
+            } else if let Err(stop) = sink.add(child.key, link, self.paths, pos, &self.scratch) {
                 result = Err(stop);
                 pos.undo_move(child.evasion);
                 break;
@@ -195,12 +202,4 @@ impl Expansion {
         self.children.clear();
         result
     }
-}
-
-/// Whether the attacker to move in `pos` has a check (`scratch` is working space).
-#[inline]
-fn has_check(pos: &Position, scratch: &mut MoveList) -> bool {
-    scratch.clear();
-    movegen::checks(pos, scratch);
-    !scratch.is_empty()
 }

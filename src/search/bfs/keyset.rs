@@ -23,7 +23,7 @@ pub(super) struct Shard {
 }
 
 const SLOT_BYTES: usize = 8;
-const SHARD_BITS: u32 = 12;
+const SHARD_BITS: u32 = 6;
 
 /// The word a shard keeps of `key`: its low 64 bits, or, when those are zero (an empty slot),
 /// a stand-in from its high bits.

@@ -24,6 +24,7 @@ pub(crate) use parallel::SLICE_POSITIONS;
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use expand::{DeadCache, Expansion};
 use keyset::KeySet;
+use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -113,7 +114,7 @@ pub(crate) fn search(
     // position without a check has no future.
     let mut seen = KeySet::new();
     let _ = seen.insert(root.key(), usize::MAX);
-    let mut level: Vec<PackedPosition> = vec![root.pack()];
+    let mut level = LevelPositions::root(root);
     let mut counts: Vec<u32> = vec![1];
     let mut graph = LevelGraph::default();
     let mut dead = DeadCache::new();
@@ -131,7 +132,7 @@ pub(crate) fn search(
             return give_up(GiveUp::MaxPlies);
         }
         let held = graph.bytes()
-            + level.capacity() * PACKED_BYTES
+            + level.bytes()
             + counts.capacity() * 4
             + DeadCache::BYTES;
         let outcome = {
@@ -201,13 +202,11 @@ pub(crate) fn search(
                 }
                 graph.push(edges);
                 level = next;
+                level.shrink_to_fit();
                 counts = next_counts;
             }
         }
-        let used = seen.bytes()
-            + graph.bytes()
-            + level.capacity() * PACKED_BYTES
-            + counts.capacity() * 4;
+        let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
         if used > budget {
             match more_memory() {
                 0 => return give_up(GiveUp::Memory),
@@ -223,6 +222,64 @@ pub(crate) fn search(
     unreachable!("levels are unbounded")
 }
 
+/// The positions of a level, each with its checks (found when the position was reached, to
+/// tell whether it had any: kept, so that expanding it does not generate them again).
+#[derive(Default)]
+struct LevelPositions {
+    packed: Vec<PackedPosition>,
+    /// Every position's checks, one after the other.
+    checks: Vec<Move>,
+    /// Where each position's checks end in `checks`.
+    ends: Vec<u32>,
+}
+
+impl LevelPositions {
+    fn root(root: &Position) -> LevelPositions {
+        let mut level = LevelPositions::default();
+        let mut checks = MoveList::new();
+        movegen::checks(root, &mut checks);
+        level.push(root.pack(), &checks);
+        level
+    }
+
+    fn len(&self) -> usize {
+        self.packed.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.packed.is_empty()
+    }
+
+    #[inline]
+    fn push(&mut self, packed: PackedPosition, checks: &[Move]) {
+        self.packed.push(packed);
+        self.checks.extend_from_slice(checks);
+        self.ends.push(self.checks.len() as u32);
+    }
+
+    /// Position `index` and its checks.
+    #[inline]
+    fn get(&self, index: usize) -> (&PackedPosition, &[Move]) {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        let end = self.ends[index];
+        (
+            &self.packed[index],
+            &self.checks[start as usize..end as usize],
+        )
+    }
+
+    /// Memory held, counting spare capacity.
+    fn bytes(&self) -> usize {
+        self.packed.capacity() * PACKED_BYTES + self.checks.capacity() * 2 + self.ends.capacity() * 4
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.packed.shrink_to_fit();
+        self.checks.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+}
+
 /// What one level came to.
 enum LevelOutcome {
     /// Mating checks on this level: (parent index, check), in order, and the number of paths
@@ -233,7 +290,7 @@ enum LevelOutcome {
     },
     /// The next level, its path counts (counting only) and the edges into it.
     Next {
-        next: Vec<PackedPosition>,
+        next: LevelPositions,
         counts: Vec<u32>,
         edges: LevelEdges,
     },
@@ -244,7 +301,7 @@ enum LevelOutcome {
 
 /// The level being expanded.
 struct Level<'a> {
-    pub positions: &'a [PackedPosition],
+    pub positions: &'a LevelPositions,
     /// Positions the threads expand before their candidates are inserted (see
     /// [`SLICE_POSITIONS`]).
     pub slice: usize,
@@ -274,7 +331,7 @@ impl Level<'_> {
 /// The next level as one thread builds it.
 struct NextLevel<'a> {
     seen: &'a mut KeySet,
-    next: Vec<PackedPosition>,
+    next: LevelPositions,
     counts: Vec<u32>,
     edges: LevelEdges,
     /// Counting: where each new position's key went in `next`.
@@ -290,7 +347,7 @@ struct NextLevel<'a> {
 impl NextLevel<'_> {
     /// Bytes of the level being built (capacities, not lengths).
     fn bytes(&self) -> usize {
-        self.next.capacity() * PACKED_BYTES
+        self.next.bytes()
             + self.counts.capacity() * 4
             + self.edges.bytes()
             + self.index.capacity() * 32
@@ -332,7 +389,14 @@ impl expand::ChildSink for NextLevel<'_> {
     }
 
     #[inline]
-    fn add(&mut self, key: u128, link: Link, paths: u32, pos: &Position) -> Result<(), ()> {
+    fn add(
+        &mut self,
+        key: u128,
+        link: Link,
+        paths: u32,
+        pos: &Position,
+        checks: &[Move],
+    ) -> Result<(), ()> {
         loop {
             let others = self.held + self.bytes();
             match self.seen.insert(key, self.budget.saturating_sub(others)) {
@@ -343,7 +407,7 @@ impl expand::ChildSink for NextLevel<'_> {
                 },
             }
         }
-        self.next.push(pos.pack());
+        self.next.push(pos.pack(), checks);
         self.edges.first.push(link);
         if self.counting {
             self.index.insert(key, self.counts.len() as u32);
@@ -367,7 +431,7 @@ fn expand_level(
     let counting = level.counting();
     let mut sink = NextLevel {
         seen,
-        next: Vec::new(),
+        next: LevelPositions::default(),
         counts: Vec::new(),
         edges: LevelEdges::default(),
         index: HashMap::new(),
@@ -380,9 +444,11 @@ fn expand_level(
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
     let (mut current, mut previous) = (Expansion::new(), Expansion::new());
     let mut next_poll = *nodes + POLL_INTERVAL;
-    for (index, packed) in level.positions.iter().enumerate() {
+    for index in 0..level.positions.len() {
+        let (packed, checks) = level.positions.get(index);
         *nodes += current.generate(
             packed,
+            checks,
             index as u32,
             level.paths(index),
             sink.seen,
@@ -432,7 +498,7 @@ fn expand_level(
 fn log_level(
     limits: &BfsLimits,
     depth: u32,
-    next: &[PackedPosition],
+    next: &LevelPositions,
     seen: &KeySet,
     graph: &LevelGraph,
     bytes: usize,

@@ -18,7 +18,7 @@
 
 use super::keyset::{self, KeySet, Shard};
 use super::expand::{ChildSink, DeadCache, Expansion};
-use super::{Level, LevelEdges, LevelOutcome, Link};
+use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition, Position};
 use rayon::prelude::*;
@@ -37,6 +37,18 @@ struct Candidate {
     /// The position it leads to (packed here, where the parent is at hand: most candidates
     /// are new).
     packed: PackedPosition,
+    /// Its checks: where they start in the chunk's `Expanded::checks`, and how many.
+    checks: (u32, u32),
+}
+
+/// A new position of the next level, as its owner found it.
+struct NewPosition {
+    order: u64,
+    link: Link,
+    paths: u32,
+    packed: PackedPosition,
+    /// Its checks: where they start in the owner's `Inserted::checks`, and how many.
+    checks: (u32, u32),
 }
 
 const ORDER_SHIFT: u32 = 40;
@@ -50,6 +62,8 @@ const PREFETCH_AHEAD: usize = 8;
 #[derive(Default)]
 struct Expanded {
     buckets: Vec<Vec<Candidate>>,
+    /// The candidates' checks.
+    checks: Vec<Move>,
     mates: Vec<(u32, Move, u32)>,
     nodes: u64,
     abort: Option<Abort>,
@@ -59,7 +73,9 @@ struct Expanded {
 /// them.
 #[derive(Default)]
 struct Inserted {
-    new: Vec<(u64, Link, u32, PackedPosition)>,
+    new: Vec<NewPosition>,
+    /// The new positions' checks.
+    checks: Vec<Move>,
     /// (index into `new`, order, link).
     extra: Vec<(u32, u64, Link)>,
     /// Where it stopped for want of memory: (chunk, index in that chunk's bucket).
@@ -94,21 +110,24 @@ pub(super) fn expand_level(
     let mut inserted: Vec<Inserted> = (0..owners).map(|_| Inserted::default()).collect();
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
     let mut chunks_before = 0;
-    for (slice_number, slice) in level.positions.chunks(slice_len).enumerate() {
-        let first_index = slice_number * slice_len;
+    let total = level.positions.len();
+    for first_index in (0..total).step_by(slice_len) {
+        let slice_end = (first_index + slice_len).min(total);
         let seen_ref: &KeySet = seen;
+        let chunks: Vec<(usize, usize)> = (first_index..slice_end)
+            .step_by(chunk_len)
+            .map(|start| (start, (start + chunk_len).min(slice_end)))
+            .collect();
         let expanded: Vec<Expanded> = pool.install(|| {
-            slice
-                .par_chunks(chunk_len)
+            chunks
+                .par_iter()
                 .enumerate()
-                .map(|(i, positions)| {
-                    let chunk = chunks_before + i;
-                    let first = first_index + i * chunk_len;
-                    expand_chunk(seen_ref, level, chunk, first, positions, owners)
+                .map(|(i, &range)| {
+                    expand_chunk(seen_ref, level, chunks_before + i, range, owners)
                 })
                 .collect()
         });
-        chunks_before += slice.len().div_ceil(chunk_len);
+        chunks_before += chunks.len();
         for e in &expanded {
             *nodes += e.nodes;
         }
@@ -181,22 +200,29 @@ pub(super) fn expand_level(
             o.new
                 .iter()
                 .enumerate()
-                .map(move |(i, n)| (n.0, owner as u32, i as u32))
+                .map(move |(i, n)| (n.order, owner as u32, i as u32))
         })
         .collect();
     order.sort_unstable_by_key(|&(o, _, _)| o);
     let mut global: Vec<Vec<u32>> = inserted.iter().map(|o| vec![0; o.new.len()]).collect();
-    let mut next = Vec::with_capacity(order.len());
+    let mut next = LevelPositions::default();
+    next.packed.reserve_exact(order.len());
+    next.ends.reserve_exact(order.len());
     let mut counts = Vec::with_capacity(if level.counting() { order.len() } else { 0 });
     let mut edges = LevelEdges::default();
     edges.first.reserve_exact(order.len());
     for (g, &(_, owner, i)) in order.iter().enumerate() {
-        let (_, link, paths, packed) = inserted[owner as usize].new[i as usize];
+        let owned = &inserted[owner as usize];
+        let new = &owned.new[i as usize];
         global[owner as usize][i as usize] = g as u32;
-        next.push(packed);
-        edges.first.push(link);
+        let (start, len) = new.checks;
+        next.push(
+            new.packed,
+            &owned.checks[start as usize..(start + len) as usize],
+        );
+        edges.first.push(new.link);
         if level.counting() {
-            counts.push(paths);
+            counts.push(new.paths);
         }
     }
     if level.counting() {
@@ -226,10 +252,10 @@ fn expand_chunk(
     seen: &KeySet,
     level: &Level,
     chunk: usize,
-    first_index: usize,
-    positions: &[PackedPosition],
+    (first_index, end): (usize, usize),
     owners: usize,
 ) -> Expanded {
+    let positions = end - first_index;
     let mut sink = Buckets {
         seen,
         counting: level.counting(),
@@ -238,8 +264,9 @@ fn expand_chunk(
         // About two new children a position on the long problems: room for them up front, so
         // that the buckets are not copied as they grow.
         buckets: (0..owners)
-            .map(|_| Vec::with_capacity(2 * positions.len() / owners + 16))
+            .map(|_| Vec::with_capacity(2 * positions / owners + 16))
             .collect(),
+        checks: Vec::with_capacity(3 * positions),
     };
     let mut mates = Vec::new();
     let mut nodes = 0;
@@ -247,10 +274,11 @@ fn expand_chunk(
     DEAD.with_borrow_mut(|dead| {
         let (mut current, mut previous) = (Expansion::new(), Expansion::new());
         let mut next_poll = POLL_INTERVAL;
-        for (offset, packed) in positions.iter().enumerate() {
-            let index = first_index + offset;
+        for index in first_index..end {
+            let (packed, checks) = level.positions.get(index);
             nodes += current.generate(
                 packed,
+                checks,
                 index as u32,
                 level.paths(index),
                 seen,
@@ -281,6 +309,7 @@ fn expand_chunk(
     });
     Expanded {
         buckets: sink.buckets,
+        checks: sink.checks,
         mates,
         nodes,
         abort,
@@ -299,6 +328,7 @@ struct Buckets<'a> {
     owners: usize,
     number: u64,
     buckets: Vec<Vec<Candidate>>,
+    checks: Vec<Move>,
 }
 
 impl ChildSink for Buckets<'_> {
@@ -319,6 +349,7 @@ impl ChildSink for Buckets<'_> {
         link: Link,
         paths: u32,
         pos: &Position,
+        checks: &[Move],
     ) -> Result<(), Self::Stop> {
         self.buckets[keyset::shard_of(key) % self.owners].push(Candidate {
             order: self.number,
@@ -326,7 +357,9 @@ impl ChildSink for Buckets<'_> {
             link,
             paths,
             packed: pos.pack(),
+            checks: (self.checks.len() as u32, checks.len() as u32),
         });
+        self.checks.extend_from_slice(checks);
         self.number += 1;
         Ok(())
     }
@@ -367,12 +400,21 @@ fn insert_owned(
                     if level.counting() {
                         out.local_index.insert(c.key, out.new.len() as u32);
                     }
-                    out.new.push((c.order, c.link, c.paths, c.packed));
+                    let (start, len) = c.checks;
+                    let checks = &e.checks[start as usize..(start + len) as usize];
+                    out.new.push(NewPosition {
+                        order: c.order,
+                        link: c.link,
+                        paths: c.paths,
+                        packed: c.packed,
+                        checks: (out.checks.len() as u32, len),
+                    });
+                    out.checks.extend_from_slice(checks);
                 }
                 Ok(false) if level.counting() => {
                     if let Some(&local) = out.local_index.get(&c.key) {
                         out.extra.push((local, c.order, c.link));
-                        let paths = &mut out.new[local as usize].2;
+                        let paths = &mut out.new[local as usize].paths;
                         *paths = paths.saturating_add(c.paths).min(level.cap);
                     }
                 }
