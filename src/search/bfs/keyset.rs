@@ -1,15 +1,16 @@
-//! The breadth-first search's set of positions seen: keys only, in about 11 bytes a key.
+//! The breadth-first search's set of positions seen: keys only, in about 14 bytes a key.
 
 use crate::search::memory::ZeroedTable;
 
-/// An insert-only set of 128-bit keys: 4096 open-addressing tables (linear probing) chosen by
-/// the key's top 12 bits, each storing the key's low 64 bits in one word and growing by half on
-/// its own when 80% full, so memory stays near 8 / 0.66 bytes a key and growing never needs
-/// twice the whole set. Keys equal in those 76 bits count as one: for 10^8 keys the chance of
-/// any such pair is about 10^-7, for the 3 * 10^7 keys of a 36,511-ply problem 10^-8 (a lost
+/// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
+/// key's top 6 bits, each storing the key's low 64 bits in one word and growing by half on its
+/// own when 70% full, so memory stays near 8 / 0.58 bytes a key and growing never needs twice
+/// the whole set. Keys equal in those 70 bits count as one: for 10^8 keys the chance of any such
+/// pair is about 4 * 10^-6, for the 1.3 * 10^7 keys of the 36,511-ply problem 10^-7 (a lost
 /// position could only make the answer longer, never wrong as a line). An all-zero word is an
 /// empty slot, so a key whose low 64 bits are zero is kept as a stand-in made of its high bits.
-/// The shards are separate so that threads can each own some of them.
+/// The shards are separate so that threads can each own some of them; 64 rather than thousands,
+/// so that their bookkeeping stays in the L1 cache (measured: 12555 went from 6.9 s to 6.4 s).
 pub(super) struct KeySet {
     pub(super) shards: Vec<Shard>,
     /// Bytes of all shards' tables.
