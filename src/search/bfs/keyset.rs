@@ -117,7 +117,12 @@ impl Shard {
     #[inline]
     pub(super) fn prefetch(&self, key: u128) {
         let table = self.table.as_slice();
-        crate::search::prefetch(&table[home(stored(key), table.len())]);
+        let i = home(stored(key), table.len());
+        crate::search::prefetch(&table[i]);
+        // A probe past the line's end goes on into the next.
+        if let Some(next) = table.get((i | 7) + 1) {
+            crate::search::prefetch(next);
+        }
     }
 
     fn grow(&mut self, slots: usize) -> Result<(), ()> {
