@@ -187,6 +187,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 probe: probe.clone(),
                 output: *output,
                 levels: *levels,
+                ..Default::default()
             };
             if let Some(file) = batch {
                 return Ok(ExitCode::from(workbench::batch::run(file, &options)));

@@ -12,12 +12,12 @@ pub mod tt;
 
 use crate::shogi::movegen;
 use crate::shogi::{Color, Move, Position};
+pub use bfs::LevelStats;
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use path::PathSet;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use thiserror::Error;
-pub use bfs::LevelStats;
 pub use tt::{AllocError, TranspositionTable, NEVER};
 
 /// Stack size for threads that run the search: the recursion is one frame per ply and helpmates

@@ -6,9 +6,10 @@ use crate::shogi::{Position, SfenError};
 use crate::usi::command::{Command, CommandError};
 use thiserror::Error;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Decide from the text.
+    #[default]
     Auto,
     /// `<board> <side> <hand> [<move number>]`, optionally prefixed by `sfen`.
     Sfen,

@@ -26,7 +26,7 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SolveOptions {
     pub time_limit: Option<Duration>,
     pub hash_mb: usize,
@@ -45,6 +45,8 @@ pub struct SolveOptions {
     pub output: Option<RecordFormat>,
     /// `--levels`: print each breadth-first level's figures on stderr.
     pub levels: bool,
+    /// Where the figures go: `solve_one` sets it up when `levels` is on (leave it `None`).
+    pub level_log: Option<crossbeam_channel::Sender<crate::search::LevelStats>>,
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -75,17 +77,20 @@ impl SolveOptions {
             time: self.time_limit,
             solution_limit: self.solutions,
             threads: self.threads,
-            level_log: self.levels.then(print_levels),
+            level_log: self.level_log.clone(),
             ..Default::default()
         }
     }
 }
 
-/// A level log that prints each breadth-first level as a tab-separated line on stderr (from a
-/// thread of its own, which ends when the search drops the sender).
-fn print_levels() -> crossbeam_channel::Sender<crate::search::LevelStats> {
+/// A level log that prints each breadth-first level as a tab-separated line on stderr, from a
+/// thread of its own, which ends when every sender is dropped.
+fn print_levels() -> (
+    crossbeam_channel::Sender<crate::search::LevelStats>,
+    std::thread::JoinHandle<()>,
+) {
     let (sender, receiver) = crossbeam_channel::unbounded::<crate::search::LevelStats>();
-    std::thread::spawn(move || {
+    let printer = std::thread::spawn(move || {
         const MB: f64 = (1 << 20) as f64;
         eprintln!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds");
         for (i, l) in receiver.iter().enumerate() {
@@ -102,7 +107,7 @@ fn print_levels() -> crossbeam_channel::Sender<crate::search::LevelStats> {
             );
         }
     });
-    sender
+    (sender, printer)
 }
 
 /// The problem text: the argument itself, or the file it names, or stdin (`-` or nothing).
@@ -156,6 +161,22 @@ fn exit_code(status: Status) -> u8 {
 
 /// `kyozume solve` for one problem: prints the report and returns the exit status.
 pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
+    let mut options = options.clone();
+    let printer = options.levels.then(|| {
+        let (sender, printer) = print_levels();
+        options.level_log = Some(sender);
+        printer
+    });
+    let status = solve_text(text, &options);
+    // The last levels printed before the answer's exit.
+    drop(options);
+    if let Some(printer) = printer {
+        let _ = printer.join();
+    }
+    status
+}
+
+fn solve_text(text: &str, options: &SolveOptions) -> u8 {
     let position = match input::parse_problem(text, options.format) {
         Ok(p) => p,
         Err(e) => return report_input_error(text, &e, options),

@@ -82,6 +82,17 @@ struct Child {
     key: u128,
 }
 
+/// A position of the level, as `generate` takes it.
+pub(super) struct Parent<'a> {
+    pub packed: &'a PackedPosition,
+    /// Its checks.
+    pub checks: &'a [Move],
+    /// Its index in the level.
+    pub index: u32,
+    /// Ways into it (counting; 1 otherwise).
+    pub paths: u32,
+}
+
 /// One level position being expanded.
 pub(super) struct Expansion {
     pos: Position,
@@ -104,16 +115,12 @@ impl Expansion {
         }
     }
 
-    /// Unpacks `packed`, position `index` of its level with `paths` ways into it and `checks`
-    /// its checks, and finds its children. A check without an evasion mates: it goes to `mates` as (index, check, paths),
+    /// Unpacks `parent` and finds its children. A check without an evasion mates: it goes to `mates` as (index, check, paths),
     /// and with `first_mate_only` nothing more is looked at. Once `mates` holds any (this is
     /// the mate level) no children are kept. Returns the moves generated (nodes).
     pub(super) fn generate(
         &mut self,
-        packed: &PackedPosition,
-        checks: &[Move],
-        index: u32,
-        paths: u32,
+        parent: Parent,
         seen: &KeySet,
         dead: &DeadCache,
         mates: &mut Vec<(u32, Move, u32)>,
@@ -121,6 +128,12 @@ impl Expansion {
     ) -> u64 {
         // (Children of the mate level are never resolved.)
         self.children.clear();
+        let Parent {
+            packed,
+            checks,
+            index,
+            paths,
+        } = parent;
         self.index = index;
         self.paths = paths;
         let pos = &mut self.pos;

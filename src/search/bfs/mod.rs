@@ -22,10 +22,10 @@ mod parallel;
 pub(crate) use parallel::SLICE_POSITIONS;
 
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
-use expand::{DeadCache, Expansion};
-use keyset::KeySet;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
+use expand::{DeadCache, Expansion};
+use keyset::KeySet;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -131,10 +131,7 @@ pub(crate) fn search(
         if lower_bound > limits.max_plies {
             return give_up(GiveUp::MaxPlies);
         }
-        let held = graph.bytes()
-            + level.bytes()
-            + counts.capacity() * 4
-            + DeadCache::BYTES;
+        let held = graph.bytes() + level.bytes() + counts.capacity() * 4 + DeadCache::BYTES;
         let outcome = {
             let this_level = Level {
                 positions: &level,
@@ -270,7 +267,9 @@ impl LevelPositions {
 
     /// Memory held, counting spare capacity.
     fn bytes(&self) -> usize {
-        self.packed.capacity() * PACKED_BYTES + self.checks.capacity() * 2 + self.ends.capacity() * 4
+        self.packed.capacity() * PACKED_BYTES
+            + self.checks.capacity() * 2
+            + self.ends.capacity() * 4
     }
 
     fn shrink_to_fit(&mut self) {
@@ -319,11 +318,19 @@ impl Level<'_> {
         self.cap > 1
     }
 
-    fn paths(&self, index: usize) -> u32 {
-        if self.counting() {
-            self.counts[index]
-        } else {
-            1
+    /// Position `index`, for expanding.
+    #[inline]
+    fn parent(&self, index: usize) -> expand::Parent<'_> {
+        let (packed, checks) = self.positions.get(index);
+        expand::Parent {
+            packed,
+            checks,
+            index: index as u32,
+            paths: if self.counting() {
+                self.counts[index]
+            } else {
+                1
+            },
         }
     }
 }
@@ -445,17 +452,7 @@ fn expand_level(
     let (mut current, mut previous) = (Expansion::new(), Expansion::new());
     let mut next_poll = *nodes + POLL_INTERVAL;
     for index in 0..level.positions.len() {
-        let (packed, checks) = level.positions.get(index);
-        *nodes += current.generate(
-            packed,
-            checks,
-            index as u32,
-            level.paths(index),
-            sink.seen,
-            dead,
-            &mut mates,
-            !counting,
-        );
+        *nodes += current.generate(level.parent(index), sink.seen, dead, &mut mates, !counting);
         if !mates.is_empty() && !counting {
             break;
         }

@@ -16,8 +16,8 @@
 //! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
 //!    — the very order one thread would have produced.
 
-use super::keyset::{self, KeySet, Shard};
 use super::expand::{ChildSink, DeadCache, Expansion};
+use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition, Position};
@@ -122,9 +122,7 @@ pub(super) fn expand_level(
             chunks
                 .par_iter()
                 .enumerate()
-                .map(|(i, &range)| {
-                    expand_chunk(seen_ref, level, chunks_before + i, range, owners)
-                })
+                .map(|(i, &range)| expand_chunk(seen_ref, level, chunks_before + i, range, owners))
                 .collect()
         });
         chunks_before += chunks.len();
@@ -275,12 +273,8 @@ fn expand_chunk(
         let (mut current, mut previous) = (Expansion::new(), Expansion::new());
         let mut next_poll = POLL_INTERVAL;
         for index in first_index..end {
-            let (packed, checks) = level.positions.get(index);
             nodes += current.generate(
-                packed,
-                checks,
-                index as u32,
-                level.paths(index),
+                level.parent(index),
                 seen,
                 dead,
                 &mut mates,
