@@ -24,7 +24,7 @@ pub(crate) use parallel::SLICE_POSITIONS;
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
-use expand::{DeadCache, Expansion};
+use expand::{DeadCache, Pipeline};
 use keyset::KeySet;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -449,17 +449,23 @@ fn expand_level(
         more_memory,
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
-    let (mut current, mut previous) = (Expansion::new(), Expansion::new());
+    let mut pipeline = Pipeline::new();
     let mut next_poll = *nodes + POLL_INTERVAL;
     for index in 0..level.positions.len() {
-        *nodes += current.generate(level.parent(index), sink.seen, dead, &mut mates, !counting);
+        *nodes += pipeline.current().generate(
+            level.parent(index),
+            sink.seen,
+            dead,
+            &mut mates,
+            !counting,
+        );
         if !mates.is_empty() && !counting {
             break;
         }
-        if mates.is_empty() && previous.resolve(dead, &mut sink).is_err() {
+        if mates.is_empty() && pipeline.previous().resolve(dead, &mut sink).is_err() {
             return LevelOutcome::Memory;
         }
-        std::mem::swap(&mut current, &mut previous);
+        pipeline.advance();
         if *nodes >= next_poll {
             next_poll = *nodes + POLL_INTERVAL;
             tick(*nodes);
@@ -481,7 +487,7 @@ fn expand_level(
             count,
         };
     }
-    if previous.resolve(dead, &mut sink).is_err() {
+    if pipeline.previous().resolve(dead, &mut sink).is_err() {
         return LevelOutcome::Memory;
     }
     LevelOutcome::Next {

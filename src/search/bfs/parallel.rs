@@ -16,7 +16,7 @@
 //! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
 //!    — the very order one thread would have produced.
 
-use super::expand::{ChildSink, DeadCache, Expansion};
+use super::expand::{ChildSink, DeadCache, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
@@ -270,10 +270,10 @@ fn expand_chunk(
     let mut nodes = 0;
     let mut abort = None;
     DEAD.with_borrow_mut(|dead| {
-        let (mut current, mut previous) = (Expansion::new(), Expansion::new());
+        let mut pipeline = Pipeline::new();
         let mut next_poll = POLL_INTERVAL;
         for index in first_index..end {
-            nodes += current.generate(
+            nodes += pipeline.current().generate(
                 level.parent(index),
                 seen,
                 dead,
@@ -286,9 +286,9 @@ fn expand_chunk(
                     return;
                 }
             } else {
-                let Ok(()) = previous.resolve(dead, &mut sink);
+                let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
             }
-            std::mem::swap(&mut current, &mut previous);
+            pipeline.advance();
             if nodes >= next_poll {
                 next_poll = nodes + POLL_INTERVAL;
                 if let Some(a) = level.interrupt.check(Instant::now()) {
@@ -298,7 +298,7 @@ fn expand_chunk(
             }
         }
         if mates.is_empty() {
-            let Ok(()) = previous.resolve(dead, &mut sink);
+            let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
         }
     });
     Expanded {
