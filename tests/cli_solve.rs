@@ -387,3 +387,43 @@ fn batch_jobs_keep_input_order_and_answers() {
     assert_ne!(code, 0, "--jobs without --batch is refused: {err}");
     std::fs::remove_file(file).unwrap();
 }
+
+#[test]
+fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
+    // 1,965 plies: the breadth-first pass solves it in about two seconds.
+    let sfen = sfen_of("fmrs_morishige_1965");
+    let (code, out, err) = run(&[
+        "solve",
+        "--hash",
+        "256",
+        "--threads",
+        "1",
+        "--solutions",
+        "1",
+        "--levels",
+        "--json",
+        &sfen,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(out.trim())["plies"], 1965);
+    let mut lines = err.lines();
+    assert_eq!(
+        lines.next(),
+        Some("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split('\t').map(|f| f.parse().unwrap()).collect())
+        .collect();
+    // Every level from the first to the one before the mate, in order, the keys only growing.
+    assert_eq!(rows.len(), 982);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 8);
+        assert_eq!(row[0] as usize, i + 1);
+        assert_eq!(row[1] as usize, 2 * (i + 1));
+        assert!(row[2] >= 1.0, "an empty level would have proven no mate");
+        if i > 0 {
+            assert!(row[3] >= rows[i - 1][3] + row[2]);
+            assert!(row[7] >= rows[i - 1][7]);
+        }
+    }
+}

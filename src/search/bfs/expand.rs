@@ -248,3 +248,26 @@ impl Pipeline {
         self.turn ^= 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dead_cache_forgets_but_never_invents() {
+        let mut cache = DeadCache::new();
+        let a = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321u128;
+        assert!(!cache.contains(a));
+        cache.insert(a);
+        assert!(cache.contains(a));
+        // Same slot (same high bits), other low bits: it takes the slot, `a` is forgotten.
+        let b = a ^ 1;
+        assert!(!cache.contains(b));
+        cache.insert(b);
+        assert!(cache.contains(b) && !cache.contains(a));
+        // A key whose low 64 bits are zero is never reported (zero marks an empty slot).
+        let zero_low = a & !(u64::MAX as u128);
+        cache.insert(zero_low);
+        assert!(!cache.contains(zero_low));
+    }
+}
