@@ -62,16 +62,19 @@ pub(super) trait ChildSink {
     /// Whether the position `key` is already known (then it is not played). Counting, a known
     /// position may take `link` as another way into it.
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool;
-    /// A new position with a check: `pos`, reached by `link`, with `paths` ways into it so far.
-    /// `checks` are its checks (never empty).
-    fn add(
-        &mut self,
-        key: u128,
-        link: Link,
-        paths: u32,
-        pos: &Position,
-        checks: &[Move],
-    ) -> Result<(), Self::Stop>;
+    /// A new position with a check.
+    fn add(&mut self, child: NewChild) -> Result<(), Self::Stop>;
+}
+
+/// A position reached for the first time, with a check.
+pub(super) struct NewChild<'a> {
+    pub key: u128,
+    pub link: Link,
+    /// Ways into it so far (counting; 1 otherwise).
+    pub paths: u32,
+    pub pos: &'a Position,
+    /// Its checks (never empty).
+    pub checks: &'a [Move],
 }
 
 /// An evasion after a check, and the key of the position it leads to.
@@ -202,7 +205,13 @@ impl Expansion {
             movegen::checks(pos, &mut self.scratch);
             if self.scratch.is_empty() {
                 dead.insert(child.key);
-            } else if let Err(stop) = sink.add(child.key, link, self.paths, pos, &self.scratch) {
+            } else if let Err(stop) = sink.add(NewChild {
+                key: child.key,
+                link,
+                paths: self.paths,
+                pos,
+                checks: &self.scratch,
+            }) {
                 result = Err(stop);
                 pos.undo_move(child.evasion);
                 break;

@@ -396,14 +396,8 @@ impl expand::ChildSink for NextLevel<'_> {
     }
 
     #[inline]
-    fn add(
-        &mut self,
-        key: u128,
-        link: Link,
-        paths: u32,
-        pos: &Position,
-        checks: &[Move],
-    ) -> Result<(), ()> {
+    fn add(&mut self, child: expand::NewChild) -> Result<(), ()> {
+        let (key, link, paths) = (child.key, child.link, child.paths);
         loop {
             let others = self.held + self.bytes();
             match self.seen.insert(key, self.budget.saturating_sub(others)) {
@@ -414,7 +408,7 @@ impl expand::ChildSink for NextLevel<'_> {
                 },
             }
         }
-        self.next.push(pos.pack(), checks);
+        self.next.push(child.pos.pack(), child.checks);
         self.edges.first.push(link);
         if self.counting {
             self.index.insert(key, self.counts.len() as u32);

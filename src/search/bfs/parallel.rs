@@ -16,11 +16,11 @@
 //! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
 //!    — the very order one thread would have produced.
 
-use super::expand::{ChildSink, DeadCache, Pipeline};
+use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
-use crate::shogi::{Move, PackedPosition, Position};
+use crate::shogi::{Move, PackedPosition};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -337,23 +337,17 @@ impl ChildSink for Buckets<'_> {
     }
 
     #[inline]
-    fn add(
-        &mut self,
-        key: u128,
-        link: Link,
-        paths: u32,
-        pos: &Position,
-        checks: &[Move],
-    ) -> Result<(), Self::Stop> {
+    fn add(&mut self, child: NewChild) -> Result<(), Self::Stop> {
+        let (key, link, paths) = (child.key, child.link, child.paths);
         self.buckets[keyset::shard_of(key) % self.owners].push(Candidate {
             order: self.number,
             key,
             link,
             paths,
-            packed: pos.pack(),
-            checks: (self.checks.len() as u32, checks.len() as u32),
+            packed: child.pos.pack(),
+            checks: (self.checks.len() as u32, child.checks.len() as u32),
         });
-        self.checks.extend_from_slice(checks);
+        self.checks.extend_from_slice(child.checks);
         self.number += 1;
         Ok(())
     }
