@@ -3,8 +3,10 @@
 //! Iterative deepening re-walks everything above its frontier in each iteration, which for a
 //! solution of thousands of plies costs far more than the frontier itself. This search expands
 //! each attacker position once, level by level (a level is two plies: a check and an evasion),
-//! keeping only the current and next levels as packed positions, a set of the keys seen, and per
-//! position a link to its parent for rebuilding the line. The first level that contains a mate
+//! keeping only the current and next levels as packed positions with their checks, a set of the
+//! keys seen, and per position a link to its parent for rebuilding the line. Only positions with
+//! a check are kept: one without has no future, and on long problems most evasions lead to one
+//! (see `expand.rs`). The first level that contains a mate
 //! gives the shortest one. Memory is bounded by a budget; past it the search gives up (reporting
 //! the bound it proved) and the caller goes on with iterative deepening.
 //!
