@@ -37,7 +37,7 @@ pub struct Limits {
     /// Search threads (0 or 1: the calling thread alone). Results do not depend on it.
     pub threads: usize,
     /// Breadth-first levels at least this wide are expanded with all threads (None: the
-    /// default, 4096; tests set 1 to send every level through the threaded expansion).
+    /// default, 64; tests set 1 to send every level through the threaded expansion).
     pub parallel_from_positions: Option<usize>,
     /// Positions the threads expand before inserting their children (None: the default,
     /// 65,536; tests set a few to cut every level into many slices).
