@@ -111,3 +111,28 @@ fn twenty_runs_at_4_threads_agree() {
         assert!(matches!(outcome, Outcome::Mate(l) if l.len() as u32 == p.plies));
     });
 }
+
+/// With a breadth-first budget so small that the threaded insertion keeps running out of
+/// memory and resuming, the counts must still be the published ones: an owner that had
+/// finished its slice must not insert it again (it once did, and every edge counted twice).
+#[test]
+fn counts_survive_the_insertion_running_out_of_memory() {
+    // 16 MB: the pass starts in a 2 MB reserve, less than its first caches, and must ask for
+    // the table's memory at once.
+    let mut solver = Solver::new(16).unwrap();
+    let mut checked = 0;
+    for p in helpmates()
+        .into_iter()
+        .filter(|p| !p.solutions.is_empty() && p.plies <= 60)
+    {
+        let r = solve(&mut solver, &p.sfen, 2, Strategy::BreadthFirst, 7);
+        let count = r.solutions.as_ref().map_or(0, |s| s.count);
+        match p.solutions.as_str() {
+            "1" => assert_eq!(count, 1, "{}", p.name),
+            "2" => assert_eq!(count, 2, "{}", p.name),
+            _ => assert!(count >= 2, "{}: {count}", p.name),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "{checked}");
+}

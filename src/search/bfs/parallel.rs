@@ -78,8 +78,11 @@ struct Inserted {
     checks: Vec<Move>,
     /// (index into `new`, order, link).
     extra: Vec<(u32, u64, Link)>,
-    /// Where it stopped for want of memory: (chunk, index in that chunk's bucket).
-    stopped_at: Option<(usize, usize)>,
+    /// Where its insertion of the current slice is to go on: (chunk, index in that chunk's
+    /// bucket); `None` once the slice is done. An owner that stopped for want of memory resumes
+    /// there; one that had finished must not insert its candidates again (counting, a second
+    /// pass would add every edge twice).
+    resume_at: Option<(usize, usize)>,
     /// It stopped because the search was stopped.
     interrupted: bool,
     local_index: HashMap<u128, u32>,
@@ -145,6 +148,9 @@ pub(super) fn expand_level(
             continue;
         }
         // Insert: each owner its shards, its buckets in chunk order.
+        for out in inserted.iter_mut() {
+            out.resume_at = Some((0, 0));
+        }
         loop {
             let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
             for (i, shard) in seen.shards.iter_mut().enumerate() {
@@ -170,7 +176,7 @@ pub(super) fn expand_level(
                     .unwrap_or(Abort::Stopped);
                 return LevelOutcome::Aborted(abort);
             }
-            if inserted.iter().all(|o| o.stopped_at.is_none()) {
+            if inserted.iter().all(|o| o.resume_at.is_none()) {
                 break;
             }
             match more_memory() {
@@ -365,7 +371,9 @@ fn insert_owned(
     out: &mut Inserted,
 ) -> usize {
     let start_allowance = allowance;
-    let (first_chunk, first_i) = out.stopped_at.take().unwrap_or((0, 0));
+    let Some((first_chunk, first_i)) = out.resume_at.take() else {
+        return 0;
+    };
     for (chunk, e) in expanded.iter().enumerate().skip(first_chunk) {
         let bucket = &e.buckets[owner];
         let from = if chunk == first_chunk { first_i } else { 0 };
@@ -381,7 +389,7 @@ fn insert_owned(
             let shard = &mut shards[keyset::shard_of(c.key) / owners];
             match shard.insert(c.key, &mut allowance) {
                 Err(()) => {
-                    out.stopped_at = Some((chunk, i));
+                    out.resume_at = Some((chunk, i));
                     return start_allowance - allowance;
                 }
                 Ok(true) => {
