@@ -118,9 +118,10 @@ impl Expansion {
         }
     }
 
-    /// Unpacks `parent` and finds its children. A check without an evasion mates: it goes to `mates` as (index, check, paths),
-    /// and with `first_mate_only` nothing more is looked at. Once `mates` holds any (this is
-    /// the mate level) no children are kept. Returns the moves generated (nodes).
+    /// Unpacks `parent` and finds its children. A check without an evasion mates: it goes to
+    /// `mates` as (index, check, paths), and with `first_mate_only` nothing more is looked at.
+    /// Once `mates` holds any (this is the mate level) no children are kept. Returns the moves
+    /// generated (nodes).
     pub(super) fn generate(
         &mut self,
         parent: Parent,
