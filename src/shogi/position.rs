@@ -57,6 +57,16 @@ pub struct PackedPosition {
     side: u8,
 }
 
+impl PackedPosition {
+    /// An empty board (a placeholder where no position is needed).
+    pub const EMPTY: PackedPosition = PackedPosition {
+        occupied: [0; 2],
+        pieces: [0; MAX_BOARD_PIECES],
+        hands: [[0; 7]; 2],
+        side: 0,
+    };
+}
+
 /// A shogi set has 40 pieces, and positions with more are rejected on input.
 const MAX_BOARD_PIECES: usize = 40;
 const _: () = assert!(std::mem::size_of::<PackedPosition>() == 72);

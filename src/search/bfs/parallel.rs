@@ -335,27 +335,47 @@ impl ChildSink for Buckets<'_> {
     type Stop = std::convert::Infallible;
 
     #[inline]
-    fn is_known(&mut self, key: u128, _link: Link, _paths: u32) -> bool {
+    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        if !self.seen.contains(key) {
+            return false;
+        }
         // A key already in the set is never a new position; counting, it may still be another
         // way into one found earlier on this level (in an earlier slice), which only its owner
-        // can tell.
-        !self.counting && self.seen.contains(key)
+        // can tell. It has a check (the set keeps no other), so it need not be played: its
+        // candidate carries no position.
+        if self.counting {
+            self.push(key, link, paths, PackedPosition::EMPTY, &[]);
+        }
+        true
     }
 
     #[inline]
     fn add(&mut self, child: NewChild) -> Result<(), Self::Stop> {
-        let (key, link, paths) = (child.key, child.link, child.paths);
+        self.push(
+            child.key,
+            child.link,
+            child.paths,
+            child.pos.pack(),
+            child.checks,
+        );
+        Ok(())
+    }
+}
+
+impl Buckets<'_> {
+    /// Files a candidate in its owner's bucket, numbered in order.
+    #[inline]
+    fn push(&mut self, key: u128, link: Link, paths: u32, packed: PackedPosition, checks: &[Move]) {
         self.buckets[keyset::shard_of(key) % self.owners].push(Candidate {
             order: self.number,
             key,
             link,
             paths,
-            packed: child.pos.pack(),
-            checks: (self.checks.len() as u32, child.checks.len() as u32),
+            packed,
+            checks: (self.checks.len() as u32, checks.len() as u32),
         });
-        self.checks.extend_from_slice(child.checks);
+        self.checks.extend_from_slice(checks);
         self.number += 1;
-        Ok(())
     }
 }
 
