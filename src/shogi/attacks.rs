@@ -63,6 +63,63 @@ static SILVER: [[u128; 81]; 2] = colored_steps(SILVER_STEPS);
 static GOLD: [[u128; 81]; 2] = colored_steps(GOLD_STEPS);
 static KING: [u128; 81] = step_table(KING_STEPS, Color::Black);
 
+/// `CHECK_FROM[color][i][king]` for the step kinds pawn, knight, silver and gold (`i` = 0..4):
+/// the squares from which such a piece of `color` might check a king on `king` in one move,
+/// promoted or not. An over-approximation (it ignores whether the move may promote), so that
+/// generating checks can skip the many pieces far from the king without looking at them.
+const fn check_from_table() -> [[[u128; 81]; 4]; 2] {
+    let kinds = [PAWN_STEPS, KNIGHT_STEPS, SILVER_STEPS, GOLD_STEPS];
+    let colors = [Color::Black, Color::White];
+    let mut t = [[[0u128; 81]; 4]; 2];
+    let mut c = 0;
+    while c < 2 {
+        let gold_from_king = step_table(GOLD_STEPS, colors[1 - c]);
+        let mut i = 0;
+        while i < 4 {
+            let reach = step_table(kinds[i], colors[c]);
+            // Seen from the king, the squares a piece of `color` checks it from are the
+            // squares the same kind of the other colour reaches.
+            let from_king = step_table(kinds[i], colors[1 - c]);
+            let mut king = 0;
+            while king < 81 {
+                // Pawn, knight and silver may promote to a gold-mover on arrival.
+                let targets = from_king[king] | gold_from_king[king];
+                let mut from = 0;
+                while from < 81 {
+                    if reach[from] & targets != 0 {
+                        t[c][i][king] |= 1u128 << from;
+                    }
+                    from += 1;
+                }
+                king += 1;
+            }
+            i += 1;
+        }
+        c += 1;
+    }
+    t
+}
+
+static CHECK_FROM: [[[u128; 81]; 4]; 2] = check_from_table();
+
+/// Squares from which a `kind` piece (a pawn, knight, silver or gold-mover) of `color` might
+/// give a direct check to a king on `king` in one move; every square for other kinds.
+#[inline]
+pub fn check_candidates(color: Color, kind: PieceType, king: Square) -> Bitboard {
+    let i = match kind {
+        PieceType::Pawn => 0,
+        PieceType::Knight => 1,
+        PieceType::Silver => 2,
+        PieceType::Gold
+        | PieceType::ProPawn
+        | PieceType::ProLance
+        | PieceType::ProKnight
+        | PieceType::ProSilver => 3,
+        _ => return Bitboard::ALL,
+    };
+    Bitboard(CHECK_FROM[color.index()][i][king.index()])
+}
+
 /// Ray directions `(file, rank)`. The first four run towards lower square indices.
 const DIRS: [(i32, i32); 8] = [
     (0, -1),  // towards rank a: index -1
@@ -440,17 +497,28 @@ pub fn file_mask(file: u8) -> Bitboard {
     Bitboard(FILES[file as usize])
 }
 
-/// Files containing a set bit, spread over the whole file (for the two-pawn rule).
+/// Bit 0 of every file (squares 0, 9, ..., 72).
+const FILE_BASES: u128 = {
+    let mut b = 0u128;
+    let mut f = 0;
+    while f < 9 {
+        b |= 1u128 << (f * 9);
+        f += 1;
+    }
+    b
+};
+
+/// Files containing a set bit, spread over the whole file (for the two-pawn rule). Branch-free:
+/// fold each file's nine bits onto its lowest, then multiply that bit out to the whole file
+/// (no carries, the files do not overlap). It runs for every position whose side has a pawn in
+/// hand.
 #[inline]
 pub fn fill_files(b: Bitboard) -> Bitboard {
-    let mut out = 0u128;
-    let mut rest = b.0;
-    while rest != 0 {
-        let f = rest.trailing_zeros() / 9;
-        out |= FILES[f as usize];
-        rest &= !FILES[f as usize];
-    }
-    Bitboard(out)
+    let x = b.0;
+    let two = x | x >> 1;
+    let four = two | two >> 2;
+    let nine = four | four >> 4 | x >> 8;
+    Bitboard((nine & FILE_BASES) * 0x1ff)
 }
 
 #[cfg(test)]
@@ -498,6 +566,27 @@ mod tests {
                     slide_naive(sq, occ, &[(0, 1)])
                 );
             }
+        }
+    }
+
+    #[test]
+    fn fill_files_matches_file_by_file() {
+        let mut seed = 0x0fed_cba9_8765_4321u64;
+        for _ in 0..5000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Sparse boards: a few bits, as pawns are.
+            let b =
+                Bitboard(((seed as u128) << 64 | seed.rotate_left(17) as u128) & Bitboard::ALL.0);
+            let b = Bitboard(b.0 & (b.0 >> 3) & (b.0 >> 7));
+            let mut expected = Bitboard::EMPTY;
+            for f in 0..9 {
+                if (b & file_mask(f)).is_nonempty() {
+                    expected |= file_mask(f);
+                }
+            }
+            assert_eq!(fill_files(b), expected);
         }
     }
 

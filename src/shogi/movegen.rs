@@ -112,21 +112,6 @@ fn push_board_moves(
     }
 }
 
-/// Every kind that moves on the board, the king excepted.
-const NON_KING_KINDS: [PieceType; 13] = {
-    let mut kinds = [PieceType::Pawn; 13];
-    let mut i = 0;
-    let mut n = 0;
-    while i < PieceType::ALL.len() {
-        if !matches!(PieceType::ALL[i], PieceType::King) {
-            kinds[n] = PieceType::ALL[i];
-            n += 1;
-        }
-        i += 1;
-    }
-    kinds
-};
-
 /// Shared per-node data for the generators.
 struct Ctx {
     us: Color,
@@ -182,13 +167,58 @@ fn push_king_moves(
 /// All non-king board moves to squares in `targets`.
 #[inline]
 fn push_piece_moves(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
-    let us = ctx.us;
     let targets = targets & !ctx.own;
-    for kind in NON_KING_KINDS {
-        for from in pos.pieces(us, kind) {
-            let dests = attacks(us, kind, from, ctx.occ) & targets & ctx.pin_mask(from);
-            push_board_moves(list, us, kind, from, dests);
-        }
+    let own = |kind| pos.pieces(ctx.us, kind);
+    push_moves_of(ctx, PieceType::Pawn, own(PieceType::Pawn), targets, list);
+    push_moves_of(ctx, PieceType::Lance, own(PieceType::Lance), targets, list);
+    push_moves_of(
+        ctx,
+        PieceType::Knight,
+        own(PieceType::Knight),
+        targets,
+        list,
+    );
+    push_moves_of(
+        ctx,
+        PieceType::Silver,
+        own(PieceType::Silver),
+        targets,
+        list,
+    );
+    // The four promoted kinds move exactly like a gold.
+    let golds = pos.gold_movers() & ctx.own;
+    push_moves_of(ctx, PieceType::Gold, golds, targets, list);
+    push_moves_of(
+        ctx,
+        PieceType::Bishop,
+        own(PieceType::Bishop),
+        targets,
+        list,
+    );
+    push_moves_of(ctx, PieceType::Rook, own(PieceType::Rook), targets, list);
+    push_moves_of(ctx, PieceType::Horse, own(PieceType::Horse), targets, list);
+    push_moves_of(
+        ctx,
+        PieceType::Dragon,
+        own(PieceType::Dragon),
+        targets,
+        list,
+    );
+}
+
+/// The moves of the `kind` pieces on `from_squares` to `targets` (a constant `kind` at each
+/// call, so the attack lookup is resolved at compile time).
+#[inline(always)]
+fn push_moves_of(
+    ctx: &Ctx,
+    kind: PieceType,
+    from_squares: Bitboard,
+    targets: Bitboard,
+    list: &mut MoveList,
+) {
+    for from in from_squares {
+        let dests = attacks(ctx.us, kind, from, ctx.occ) & targets & ctx.pin_mask(from);
+        push_board_moves(list, ctx.us, kind, from, dests);
     }
 }
 
@@ -445,29 +475,19 @@ pub fn gives_check(pos: &Position, m: Move) -> bool {
     }
 }
 
-/// All legal moves that give check to the opponent's king (none if there is no such king).
-pub fn checks(pos: &Position, list: &mut MoveList) {
-    let Some(ci) = pos.check_info() else {
-        return;
-    };
-    if pos.in_check() {
-        // Rare in helpmates (the defender's last move checked the attacker's king): answer the
-        // check and keep the answers that check back.
-        let mut all = MoveList::new();
-        evasions(pos, &mut all);
-        for &m in all.iter() {
-            if gives_check_with(pos, &ci, m) {
-                list.push(m);
-            }
-        }
-        return;
-    }
-    let ctx = Ctx::new(pos);
+/// The checking moves of the `kind` pieces on `from_squares` (a constant `kind` at each call,
+/// so the attack lookup is resolved at compile time).
+#[inline(always)]
+fn push_checks_of(
+    ctx: &Ctx,
+    ci: &CheckInfo,
+    kind: PieceType,
+    from_squares: Bitboard,
+    list: &mut MoveList,
+) {
     let us = ctx.us;
     let zone = promotion_zone(us);
-    let mut movers = ctx.own & !pos.pieces_of_kind(PieceType::King);
-    while let Some(from) = movers.pop() {
-        let kind = pos.piece_at(from).expect("own piece").kind();
+    for from in from_squares {
         let dests = attacks(us, kind, from, ctx.occ) & !ctx.own & ctx.pin_mask(from);
         if dests.is_empty() {
             continue;
@@ -496,6 +516,65 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
             }
         }
     }
+}
+
+/// All legal moves that give check to the opponent's king (none if there is no such king).
+pub fn checks(pos: &Position, list: &mut MoveList) {
+    let Some(ci) = pos.check_info() else {
+        return;
+    };
+    if pos.in_check() {
+        // Rare in helpmates (the defender's last move checked the attacker's king): answer the
+        // check and keep the answers that check back.
+        let mut all = MoveList::new();
+        evasions(pos, &mut all);
+        for &m in all.iter() {
+            if gives_check_with(pos, &ci, m) {
+                list.push(m);
+            }
+        }
+        return;
+    }
+    let ctx = Ctx::new(pos);
+    let us = ctx.us;
+    // A step piece far from the king can only check by discovery.
+    let near = |kind| check_candidates(us, kind, ci.king) | ci.discoverers;
+    let own = |kind| pos.pieces(us, kind);
+    let golds = pos.gold_movers() & ctx.own;
+    push_checks_of(
+        &ctx,
+        &ci,
+        PieceType::Pawn,
+        own(PieceType::Pawn) & near(PieceType::Pawn),
+        list,
+    );
+    push_checks_of(&ctx, &ci, PieceType::Lance, own(PieceType::Lance), list);
+    push_checks_of(
+        &ctx,
+        &ci,
+        PieceType::Knight,
+        own(PieceType::Knight) & near(PieceType::Knight),
+        list,
+    );
+    push_checks_of(
+        &ctx,
+        &ci,
+        PieceType::Silver,
+        own(PieceType::Silver) & near(PieceType::Silver),
+        list,
+    );
+    // The four promoted kinds move (and check) exactly like a gold.
+    push_checks_of(
+        &ctx,
+        &ci,
+        PieceType::Gold,
+        golds & near(PieceType::Gold),
+        list,
+    );
+    push_checks_of(&ctx, &ci, PieceType::Bishop, own(PieceType::Bishop), list);
+    push_checks_of(&ctx, &ci, PieceType::Rook, own(PieceType::Rook), list);
+    push_checks_of(&ctx, &ci, PieceType::Horse, own(PieceType::Horse), list);
+    push_checks_of(&ctx, &ci, PieceType::Dragon, own(PieceType::Dragon), list);
     // The king can only check by discovery.
     if let Some(k) = ctx.king {
         if ci.discoverers.has(k) {
