@@ -1,6 +1,8 @@
 //! Threads change nothing but speed: every problem up to 120 plies and every no-mate position
-//! gives the same length, the same solution count and the same lines at 1, 2 and 4 threads,
-//! with every breadth-first level sent through the threaded expansion in small slices; one
+//! gives the same length, the same solution count and the same counted lines at 1, 2 and 4
+//! threads, with every breadth-first level sent through the threaded expansion in small slices
+//! and helper threads sharing every deepening iteration; the breadth-first pass gives the same
+//! line too (in deepening, a helper may find another line of the same length first). One
 //! problem solved 20 times at 4 threads gives the same answer each time.
 
 mod common;
@@ -25,6 +27,7 @@ fn solve(
         threads,
         parallel_from_positions: Some(1),
         parallel_slice_positions: Some(slice),
+        helpers_from_nodes: Some(0),
         solution_limit: 3,
         ..Default::default()
     };
@@ -39,11 +42,17 @@ fn solve(
 /// The solutions counted, with their lines.
 type Counted = Option<(usize, Vec<Vec<kyozume::shogi::Move>>)>;
 
-/// What must not depend on the thread count: the outcome (length and line) and the counted
-/// solutions with their lines.
-fn answer(r: &SearchResult) -> (Outcome, Counted) {
+/// What must not depend on the thread count: the outcome (its line when `with_line`, else its
+/// length) and the counted solutions with their lines.
+fn answer(r: &SearchResult, with_line: bool) -> (Outcome, Counted) {
+    let outcome = match &r.outcome {
+        Outcome::Mate(line) if !with_line => Outcome::Unknown {
+            lower_bound: line.len() as u32,
+        },
+        other => other.clone(),
+    };
     (
-        r.outcome.clone(),
+        outcome,
         r.solutions.as_ref().map(|s| (s.count, s.lines.clone())),
     )
 }
@@ -66,11 +75,15 @@ fn check_all(strategy: Strategy) {
             .iter_mut()
             .map(|(t, solver)| {
                 solver.clear();
-                answer(&solve(solver, &sfen, *t, strategy, 7))
+                let with_line = strategy == Strategy::BreadthFirst;
+                answer(&solve(solver, &sfen, *t, strategy, 7), with_line)
             })
             .collect();
         match (&answers[0].0, plies) {
             (Outcome::Mate(line), Some(plies)) => assert_eq!(line.len() as u32, plies, "{name}"),
+            (Outcome::Unknown { lower_bound }, Some(plies)) => {
+                assert_eq!(*lower_bound, plies, "{name}")
+            }
             (Outcome::NoMate, None) => {}
             (other, _) => panic!("{name}: {other:?}"),
         }
@@ -92,6 +105,11 @@ fn the_default_strategy_gives_the_same_answers_at_1_2_and_4_threads() {
 }
 
 #[test]
+fn deepening_gives_the_same_answers_at_1_2_and_4_threads() {
+    kyozume::search::with_search_stack(|| check_all(Strategy::Deepening));
+}
+
+#[test]
 fn twenty_runs_at_4_threads_agree() {
     let p = helpmates()
         .into_iter()
@@ -101,7 +119,10 @@ fn twenty_runs_at_4_threads_agree() {
         let mut first = None;
         for _ in 0..20 {
             let mut solver = Solver::new(32).unwrap();
-            let a = answer(&solve(&mut solver, &p.sfen, 4, Strategy::BreadthFirst, 64));
+            let a = answer(
+                &solve(&mut solver, &p.sfen, 4, Strategy::BreadthFirst, 64),
+                true,
+            );
             match &first {
                 None => first = Some(a),
                 Some(f) => assert_eq!(&a, f),

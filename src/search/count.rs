@@ -20,7 +20,7 @@ use std::time::Instant;
 
 pub(crate) struct Counter<'a> {
     pub pos: &'a mut Position,
-    pub tt: &'a mut TranspositionTable,
+    pub tt: &'a TranspositionTable,
     pub path: &'a mut PathSet,
     pub cap: usize,
     pub lines: Vec<Vec<Move>>,
@@ -35,7 +35,7 @@ impl<'a> Counter<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         pos: &'a mut Position,
-        tt: &'a mut TranspositionTable,
+        tt: &'a TranspositionTable,
         path: &'a mut PathSet,
         cap: usize,
         nodes: u64,

@@ -28,7 +28,7 @@ use super::path::PathSet;
 use super::tt::{Probe, TranspositionTable, NEVER};
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, Position};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// No repetition cut below this node reached a position above it.
@@ -78,6 +78,8 @@ pub(crate) enum Abort {
     Budget,
     /// A mate was found (kept in `best`).
     Found,
+    /// Another thread searching the same iteration found a mate (and kept its line).
+    FoundElsewhere,
 }
 
 /// What can end a search from outside: the `stop` flag and the time limit. Searches ask every
@@ -86,6 +88,8 @@ pub(crate) enum Abort {
 pub(crate) struct Interrupt<'a> {
     pub stop: &'a AtomicBool,
     pub deadline: Option<Instant>,
+    /// Raised by a helper thread that found a mate in the same iteration.
+    pub mate_elsewhere: Option<&'a AtomicBool>,
 }
 
 pub(crate) const POLL_INTERVAL: u64 = 4096;
@@ -97,10 +101,22 @@ impl Interrupt<'_> {
             Some(Abort::Stopped)
         } else if self.deadline.is_some_and(|d| now >= d) {
             Some(Abort::Timeout)
+        } else if self
+            .mate_elsewhere
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+        {
+            Some(Abort::FoundElsewhere)
         } else {
             None
         }
     }
+}
+
+/// A cheap bijective mix (for the helpers' order of children).
+#[inline]
+fn scramble(x: u64) -> u64 {
+    let x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^ (x >> 33)
 }
 
 #[inline]
@@ -150,7 +166,18 @@ impl Buffers {
 /// One iteration's search state. The position is played forward and back in place.
 pub(crate) struct Iteration<'a> {
     pub pos: &'a mut Position,
-    pub tt: &'a mut TranspositionTable,
+    /// The table shared by all threads.
+    pub tt: &'a TranspositionTable,
+    /// A helper thread's own table for its conditional bounds, which hold for its own search
+    /// only (None in the main search, which keeps them in the shared table, where the other
+    /// threads ignore them).
+    own: Option<&'a TranspositionTable>,
+    /// Nonzero in a helper: varies the order of children with equal bounds, so that helpers
+    /// and the main search walk different subtrees at the same time.
+    seed: u64,
+    /// Where a helper adds the nodes it has searched, at every poll.
+    node_sink: Option<&'a AtomicU64>,
+    reported_nodes: u64,
     pub path: &'a mut PathSet,
     buf: &'a mut Buffers,
     /// The mate found, if any (the iteration stops at the first).
@@ -173,7 +200,7 @@ impl<'a> Iteration<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         pos: &'a mut Position,
-        tt: &'a mut TranspositionTable,
+        tt: &'a TranspositionTable,
         path: &'a mut PathSet,
         buf: &'a mut Buffers,
         limit: u32,
@@ -185,6 +212,10 @@ impl<'a> Iteration<'a> {
         Iteration {
             pos,
             tt,
+            own: None,
+            seed: 0,
+            node_sink: None,
+            reported_nodes: nodes,
             path,
             buf,
             best: None,
@@ -216,7 +247,50 @@ impl<'a> Iteration<'a> {
                 self.next_tick = now + TICK_INTERVAL;
                 (self.tick)(self.nodes, self.tt.hashfull());
             }
+            if let Some(sink) = self.node_sink {
+                sink.fetch_add(self.nodes - self.reported_nodes, Ordering::Relaxed);
+                self.reported_nodes = self.nodes;
+            }
         }
+    }
+
+    /// Makes this iteration a helper's: conditional bounds go to (and come from) `own` only,
+    /// from the shared table it takes facts only; children with equal bounds are ordered by
+    /// `seed`; searched nodes are added to `node_sink`.
+    pub fn as_helper(&mut self, own: &'a TranspositionTable, seed: u64, node_sink: &'a AtomicU64) {
+        self.own = Some(own);
+        self.seed = seed | 1;
+        self.node_sink = Some(node_sink);
+    }
+
+    /// Nodes not yet added to the node sink.
+    pub fn unreported_nodes(&self) -> u64 {
+        self.nodes - self.reported_nodes
+    }
+
+    /// What is known of a position: in the main search, the shared table; in a helper, its own
+    /// conditional bounds and the shared facts, whichever says more.
+    #[inline]
+    fn probe(&self, key: u128) -> Option<Probe> {
+        let Some(own) = self.own else {
+            return self.tt.probe(key);
+        };
+        let fact = self.tt.probe_fact(key);
+        match own.probe(key) {
+            Some(mine) if fact.is_none_or(|f| f.lb < mine.lb) => Some(Probe {
+                if_failed: mine.if_failed.max(fact.map_or(0, |f| f.lb)),
+                ..mine
+            }),
+            _ => fact,
+        }
+    }
+
+    /// Stores a bound of the running iteration where this search's conditional bounds go.
+    #[inline]
+    fn store_conditional(&self, key: u128, lb: u32, if_failed: u32) {
+        self.own
+            .unwrap_or(self.tt)
+            .store_conditional(key, lb, if_failed);
     }
 
     /// Generates the children (checks for the attacker, evasions for the defender, or just the
@@ -244,8 +318,9 @@ impl<'a> Iteration<'a> {
                 replies: 0,
             });
         }
-        for child in &mut self.buf.children[start..] {
-            if let Some(p) = self.tt.probe(child.key) {
+        for i in start..self.buf.children.len() {
+            if let Some(p) = self.probe(self.buf.children[i].key) {
+                let child = &mut self.buf.children[i];
                 child.lb = p.lb;
                 child.if_failed = p.if_failed;
                 child.conditional = p.conditional;
@@ -263,7 +338,13 @@ impl<'a> Iteration<'a> {
                 child.replies = replies.len() as u16;
             }
         }
-        self.buf.children[start..].sort_unstable_by_key(|c| (c.lb, c.replies));
+        if self.seed == 0 {
+            self.buf.children[start..].sort_unstable_by_key(|c| (c.lb, c.replies));
+        } else {
+            let seed = self.seed;
+            self.buf.children[start..]
+                .sort_unstable_by_key(|c| (c.lb, c.replies, scramble(c.key as u64 ^ seed)));
+        }
         start
     }
 
@@ -278,7 +359,7 @@ impl<'a> Iteration<'a> {
         self.count_node();
         let key = self.pos.key();
         let remaining = self.limit.saturating_sub(ply);
-        let probe = self.tt.probe(key);
+        let probe = self.probe(key);
         if let Some(p) = probe {
             if p.lb > remaining {
                 return NodeResult::known(&p);
@@ -377,7 +458,7 @@ impl<'a> Iteration<'a> {
         // Inside this iteration the position may be pruned only when met again at this ply or
         // deeper (bound `remaining + 2`); once the iteration fails, `if_failed` holds.
         let if_failed = if_failed.max(remaining + 2);
-        self.tt.store_conditional(key, remaining + 2, if_failed);
+        self.store_conditional(key, remaining + 2, if_failed);
         NodeResult {
             lb,
             if_failed,

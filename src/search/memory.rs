@@ -16,6 +16,7 @@
 use bytemuck::Pod;
 use memmap2::MmapMut;
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicU64;
 
 /// A fixed number of `T`, all zero at first.
 pub(crate) struct ZeroedTable<T> {
@@ -67,6 +68,26 @@ impl<T: Pod> ZeroedTable<T> {
     pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
         let bytes = self.len * std::mem::size_of::<T>();
         bytemuck::cast_slice_mut(&mut self.map[..bytes])
+    }
+}
+
+impl ZeroedTable<u64> {
+    /// The words as atomics, for a table that threads read and write at once (the shared
+    /// transposition table). Relaxed loads and stores of them compile to plain moves.
+    #[inline]
+    pub(crate) fn as_atomic(&self) -> &[AtomicU64] {
+        let words = self.as_slice();
+        debug_assert_eq!(
+            words.as_ptr() as usize % std::mem::align_of::<AtomicU64>(),
+            0
+        );
+        // SAFETY: `AtomicU64` has the same size and bit validity as `u64`, and the words are
+        // aligned for it (the mapping is page-aligned). The shared borrow of `self` rules out
+        // any `&mut` view while this one lives, and the table's owner reads the words only
+        // through this view while it is shared. The alternative without `unsafe`, a
+        // `Vec<AtomicU64>`, would write every word up front: the lazily zeroed mapping is what
+        // keeps a big table free until used (measured in this module's notes).
+        unsafe { &*(words as *const [u64] as *const [AtomicU64]) }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::shogi::{Color, Move, Position};
 pub use bfs::LevelStats;
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use path::PathSet;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 pub use tt::{AllocError, TranspositionTable, NEVER};
@@ -44,6 +44,9 @@ pub struct Limits {
     pub parallel_slice_positions: Option<usize>,
     /// Where the breadth-first pass sends the figures of each level it finishes.
     pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
+    /// Deepening iterations get helper threads once the previous one took this many nodes
+    /// (None: the default, [`HELPERS_FROM_NODES`]; tests set 0 to share every iteration).
+    pub helpers_from_nodes: Option<u64>,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -142,6 +145,110 @@ pub struct Solver {
     last_attacker: Option<Color>,
     /// Helper threads for the breadth-first pass, made when first asked for.
     pool: Option<rayon::ThreadPool>,
+    /// What the deepening helper threads keep between iterations, made when first asked for.
+    helpers: Vec<Helper>,
+}
+
+/// A deepening helper thread's own state (lazy SMP: it searches the main search's iteration
+/// in another order, and what it proves for good goes into the shared table).
+struct Helper {
+    pos: Position,
+    path: PathSet,
+    buffers: Buffers,
+    /// Its conditional bounds, which hold for its own search only (see `helpmate.rs`).
+    own: TranspositionTable,
+}
+
+/// Each helper's table for its conditional bounds (MB): the fixed per-thread memory beside
+/// `USI_Hash`, with a 1 GB stack reserved (not used) per thread.
+pub const HELPER_TABLE_MB: usize = 16;
+/// Deepening iterations get helper threads once the previous one took this many nodes: below,
+/// starting the threads costs more than they save.
+pub const HELPERS_FROM_NODES: u64 = 1_000;
+
+/// What the threads of one shared deepening iteration tell each other.
+struct SharedIteration {
+    /// The main search has finished the iteration: helpers stop.
+    over: AtomicBool,
+    /// The main search's limit.
+    main_depth: u32,
+    /// A helper found a mate within the main search's limit: the main search stops.
+    mate_found: AtomicBool,
+    /// The shortest mate the helpers found.
+    mate_line: parking_lot::Mutex<Option<Vec<Move>>>,
+    /// Nodes searched by the helpers.
+    helper_nodes: AtomicU64,
+}
+
+impl Helper {
+    fn new(root: &Position) -> Option<Helper> {
+        Some(Helper {
+            pos: root.clone(),
+            path: PathSet::new(),
+            buffers: Buffers::new(),
+            own: TranspositionTable::new_lazy(HELPER_TABLE_MB).ok()?,
+        })
+    }
+
+    /// Searches the iteration with limit `depth` from `root` until it ends or the main search
+    /// says it is over.
+    fn search(
+        &mut self,
+        root: &Position,
+        tt: &TranspositionTable,
+        depth: u32,
+        seed: u64,
+        shared: &SharedIteration,
+    ) {
+        let Helper {
+            pos,
+            path,
+            buffers,
+            own,
+        } = self;
+        pos.clone_from(root);
+        path.clear();
+        // Its conditional bounds of earlier iterations are void (they are not promoted when the
+        // main search's iteration fails: the helper may have stopped anywhere).
+        own.new_epoch();
+        own.begin_iteration();
+        let interrupt = Interrupt {
+            stop: &shared.over,
+            deadline: None,
+            mate_elsewhere: None,
+        };
+        let mut tick = |_: u64, _: u32| {};
+        let mut it = Iteration::new(
+            pos,
+            tt,
+            path,
+            buffers,
+            depth,
+            0,
+            u64::MAX,
+            interrupt,
+            &mut tick,
+        );
+        it.as_helper(own, seed, &shared.helper_nodes);
+        it.attacker(0);
+        shared
+            .helper_nodes
+            .fetch_add(it.unreported_nodes(), Ordering::Relaxed);
+        if it.abort == Some(Abort::Found) {
+            if let Some(line) = it.best.take() {
+                let len = line.len() as u32;
+                let mut kept = shared.mate_line.lock();
+                if kept.as_ref().is_none_or(|k| k.len() > line.len()) {
+                    *kept = Some(line);
+                }
+                // A longer mate does not end the main search's iteration, which must still
+                // prove there is none within its limit.
+                if len <= shared.main_depth {
+                    shared.mate_found.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
 }
 
 /// Smallest node budget of an iteration that deepens by more than 2 plies.
@@ -188,6 +295,7 @@ impl Solver {
             buffers: Buffers::new(),
             last_attacker: None,
             pool: None,
+            helpers: Vec::new(),
         }
     }
 
@@ -304,7 +412,10 @@ struct Run<'s, 'p> {
     progress: &'p mut dyn FnMut(&Progress),
     start: Instant,
     max_plies: u32,
+    /// Nodes of this thread (the deepening schedule is made of these).
     nodes: u64,
+    /// Nodes of the deepening helper threads.
+    helper_nodes: u64,
     /// No helpmate is shorter than this.
     lower_bound: u32,
     /// The shortest mate found so far (an upper bound).
@@ -337,11 +448,13 @@ impl<'s, 'p> Run<'s, 'p> {
             interrupt: Interrupt {
                 stop,
                 deadline: limits.time.map(|t| start + t),
+                mate_elsewhere: None,
             },
             progress,
             start,
             max_plies: limits.max_plies.unwrap_or(u32::MAX - 2),
             nodes: 0,
+            helper_nodes: 0,
             lower_bound,
             best: None,
             step: 2,
@@ -357,7 +470,7 @@ impl<'s, 'p> Run<'s, 'p> {
         (self.progress)(&Progress {
             depth,
             lower_bound: self.lower_bound,
-            nodes: self.nodes,
+            nodes: self.nodes + self.helper_nodes,
             elapsed: self.start.elapsed(),
             hashfull,
         });
@@ -367,7 +480,7 @@ impl<'s, 'p> Run<'s, 'p> {
         SearchResult {
             outcome,
             solutions,
-            nodes: self.nodes,
+            nodes: self.nodes + self.helper_nodes,
             elapsed: self.start.elapsed(),
         }
     }
@@ -427,11 +540,12 @@ impl<'s, 'p> Run<'s, 'p> {
         };
         let progress = &mut *self.progress;
         let start = self.start;
+        let helper_nodes = self.helper_nodes;
         let mut on_progress = |lb: u32, n: u64, permille: u32| {
             progress(&Progress {
                 depth: lb,
                 lower_bound: lb,
-                nodes: n,
+                nodes: n + helper_nodes,
                 elapsed: start.elapsed(),
                 hashfull: permille,
             })
@@ -505,7 +619,7 @@ impl<'s, 'p> Run<'s, 'p> {
     fn count_solutions(&mut self, len: u32) -> Solutions {
         let mut counter = count::Counter::new(
             &mut self.pos,
-            &mut self.solver.tt,
+            &self.solver.tt,
             &mut self.solver.path,
             self.limits.solution_limit,
             self.nodes,
@@ -518,6 +632,24 @@ impl<'s, 'p> Run<'s, 'p> {
             complete: counter.abort.is_none(),
             lines: counter.lines,
         }
+    }
+
+    /// How many helper threads share the next deepening iteration (their states made if
+    /// needed; fewer if their memory cannot be had).
+    fn helpers_for_iteration(&mut self) -> usize {
+        let from = self.limits.helpers_from_nodes.unwrap_or(HELPERS_FROM_NODES);
+        if self.limits.threads < 2 || self.last_iteration_nodes < from {
+            return 0;
+        }
+        let wanted = self.limits.threads - 1;
+        let helpers = &mut self.solver.helpers;
+        while helpers.len() < wanted {
+            match Helper::new(&self.pos) {
+                Some(h) => helpers.push(h),
+                None => break,
+            }
+        }
+        wanted.min(helpers.len())
     }
 
     /// One deepening iteration, to the next odd limit of the schedule. Returns the result when
@@ -537,33 +669,81 @@ impl<'s, 'p> Run<'s, 'p> {
         };
         let before = self.nodes;
         self.solver.tt.begin_iteration();
+        let helpers = self.helpers_for_iteration();
+        let shared = SharedIteration {
+            over: AtomicBool::new(false),
+            main_depth: depth,
+            mate_found: AtomicBool::new(false),
+            mate_line: parking_lot::Mutex::new(None),
+            helper_nodes: AtomicU64::new(0),
+        };
+        // Helpers take turns: odd ones search this iteration in their own order (racing the
+        // main search to a mate), even ones `i` plies deeper (proving the next iterations'
+        // facts ahead, which prune more in this one).
+        let deepest = match &self.best {
+            Some(line) => line.len() as u32 - 2,
+            None => odd_at_most(self.max_plies),
+        };
+        let helper_depth = |i: usize| (depth + (i as u32 & !1)).min(deepest).max(depth);
+        let helper_nodes_before = self.helper_nodes;
         let progress = &mut *self.progress;
         let start = self.start;
         let mut tick = |n: u64, hashfull: u32| {
             progress(&Progress {
                 depth,
                 lower_bound,
-                nodes: n,
+                nodes: n + helper_nodes_before + shared.helper_nodes.load(Ordering::Relaxed),
                 elapsed: start.elapsed(),
                 hashfull,
             })
         };
-        let mut it = Iteration::new(
-            &mut self.pos,
-            &mut self.solver.tt,
-            &mut self.solver.path,
-            &mut self.solver.buffers,
-            depth,
-            self.nodes,
-            budget,
-            self.interrupt,
-            &mut tick,
-        );
-        let result = it.attacker(0);
-        self.nodes = it.nodes;
-        let abort = it.abort;
-        let found = it.best.take();
-        drop(it);
+        let Solver {
+            tt,
+            path,
+            buffers,
+            helpers: helper_states,
+            ..
+        } = &mut *self.solver;
+        let tt: &TranspositionTable = tt;
+        let helper_root = (helpers > 0).then(|| self.pos.clone());
+        let mut interrupt = self.interrupt;
+        interrupt.mate_elsewhere = Some(&shared.mate_found);
+        let main_pos = &mut self.pos;
+        let (result, main_nodes, abort, found) = std::thread::scope(|scope| {
+            let shared = &shared;
+            let root = helper_root.as_ref();
+            for (i, helper) in helper_states.iter_mut().take(helpers).enumerate() {
+                let Some(root) = root else { break };
+                // A helper that cannot be started leaves its share to the others.
+                let _ = std::thread::Builder::new()
+                    .name(format!("helper-{}", i + 1))
+                    .stack_size(SEARCH_STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        helper.search(root, tt, helper_depth(i + 1), i as u64 + 1, shared)
+                    });
+            }
+            let mut it = Iteration::new(
+                main_pos, tt, path, buffers, depth, self.nodes, budget, interrupt, &mut tick,
+            );
+            let result = it.attacker(0);
+            shared.over.store(true, Ordering::Relaxed);
+            (result, it.nodes, it.abort, it.best.take())
+        });
+        self.nodes = main_nodes;
+        self.helper_nodes += shared.helper_nodes.into_inner();
+        let helper_mate = shared.mate_line.into_inner();
+        let (abort, found) = match abort {
+            Some(Abort::FoundElsewhere) => (Some(Abort::Found), helper_mate),
+            _ => {
+                // A helper's mate beyond this iteration's limit is an upper bound to keep.
+                if let Some(line) = helper_mate {
+                    if self.best.as_ref().is_none_or(|b| b.len() > line.len()) {
+                        self.best = Some(line);
+                    }
+                }
+                (abort, found)
+            }
+        };
         let cost = self.nodes - before;
         match abort {
             None => {
@@ -593,9 +773,9 @@ impl<'s, 'p> Run<'s, 'p> {
                         return Some(self.finish(Outcome::Unknown { lower_bound }, None));
                     }
                     Abort::Budget => self.step = 2,
-                    Abort::Found => {
+                    Abort::Found | Abort::FoundElsewhere => {
                         let line = found.expect("a found mate has a line");
-                        debug_assert!(line.len() % 2 == 1 && line.len() as u32 <= depth);
+                        debug_assert!(line.len() % 2 == 1);
                         self.best = Some(line);
                         self.step = 2;
                     }
@@ -677,4 +857,54 @@ pub fn with_search_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
             .join()
             .expect("search thread panicked")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The graph-history-interaction rule of the parallel deepening: a helper's bounds that
+    /// depend on its own path (repetitions) stay in its own table; the shared table gets facts
+    /// only. Were one published as a bound of the running iteration, the main search would
+    /// trust it as its own and could miss a mate (and, once the iteration failed, keep the
+    /// false bound as a fact).
+    #[test]
+    fn helpers_publish_facts_only() {
+        // From tests/data/helpmates.tsv (fmrs_forest-05-13_57 and fmrs_forest-06-10_97): their
+        // deepening trees meet repetitions.
+        let sfens = [
+            "ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1",
+            "s2B5/kL1S5/1PPPPL2R/1+L5N1/1p5N1/7N1/3gl2N1/5gg2/K+B5r1 b 13Pg2s 1",
+        ];
+        with_search_stack(|| {
+            let mut helper_conditionals = 0;
+            for sfen in sfens {
+                let root = Position::from_sfen(sfen).unwrap();
+                let mut shared_table = TranspositionTable::new(4).unwrap();
+                let mut helper = Helper::new(&root).unwrap();
+                for depth in (5..=25).step_by(2) {
+                    shared_table.begin_iteration();
+                    let shared = SharedIteration {
+                        over: AtomicBool::new(false),
+                        main_depth: depth,
+                        mate_found: AtomicBool::new(false),
+                        mate_line: parking_lot::Mutex::new(None),
+                        helper_nodes: AtomicU64::new(0),
+                    };
+                    helper.search(&root, &shared_table, depth, 7, &shared);
+                    assert!(shared.helper_nodes.load(Ordering::Relaxed) > 0);
+                    assert_eq!(
+                        shared_table.current_conditional_entries(),
+                        0,
+                        "depth {depth}"
+                    );
+                    helper_conditionals += helper.own.current_conditional_entries();
+
+                    shared_table.iteration_failed();
+                }
+            }
+            // The helpers did meet repetitions (else this test would prove nothing).
+            assert!(helper_conditionals > 0);
+        });
+    }
 }

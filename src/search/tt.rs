@@ -18,8 +18,7 @@
 
 use super::memory::ZeroedTable;
 use crate::shogi::Move;
-use bytemuck::{Pod, Zeroable};
-use std::ops::{Index, IndexMut};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use thiserror::Error;
 
 /// Lower bound meaning "no helpmate at any length".
@@ -60,31 +59,6 @@ pub struct Probe {
 #[error("cannot allocate a {mb} MB transposition table")]
 pub struct AllocError {
     pub mb: usize,
-}
-
-/// One cache line of entries: (check word, data word) pairs.
-#[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C, align(64))]
-struct Cluster([u64; WORDS_PER_CLUSTER]);
-
-// One cluster, one cache line: a probe never touches two.
-const _: () = assert!(
-    std::mem::size_of::<Cluster>() == CLUSTER_BYTES && std::mem::align_of::<Cluster>() == 64
-);
-
-impl Index<usize> for Cluster {
-    type Output = u64;
-    #[inline]
-    fn index(&self, word: usize) -> &u64 {
-        &self.0[word]
-    }
-}
-
-impl IndexMut<usize> for Cluster {
-    #[inline]
-    fn index_mut(&mut self, word: usize) -> &mut u64 {
-        &mut self.0[word]
-    }
 }
 
 /// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (2) and placement (6) |
@@ -195,16 +169,28 @@ enum Trust {
     Void,
 }
 
+/// Shared by the search threads: probes and stores take `&self` and go through atomic words
+/// (relaxed: plain moves on x86). An entry is two words written one after the other, so a
+/// reader may see one thread's check word with another's data; the check word is therefore
+/// stored XORed with the data, and such a torn pair fails verification like a foreign key.
+/// Races can lose an entry or lower a bound back to an older true one, never attach a bound to
+/// the wrong position. What changes between iterations (epochs, which iterations failed) takes
+/// `&mut self`, so it never changes while threads search.
 pub struct TranspositionTable {
-    clusters: ZeroedTable<Cluster>,
+    /// `WORDS_PER_CLUSTER` words per cluster, clusters aligned to cache lines.
+    words: ZeroedTable<u64>,
+    clusters: usize,
     /// Clusters in use: keys map onto the first `active` clusters only, and the region doubles
     /// as entries come in, so that a small search touches (and faults in, and misses the TLB
     /// on) a small part of a big table. See [`TranspositionTable::grow`].
-    active: usize,
+    active: AtomicUsize,
     /// Where `active` starts (and returns to on `clear`).
     first_active: usize,
-    /// New keys written since the region last grew.
-    inserts: usize,
+    /// New keys written since the region last grew (counted without atomic read-modify-write:
+    /// threads may lose a few counts, which only delays growing a little).
+    inserts: AtomicUsize,
+    /// A thread is doubling the region.
+    growing: AtomicBool,
     epoch: u8,
     iteration: u16,
     /// Per epoch: the last iteration known to have failed (0: none).
@@ -218,7 +204,7 @@ impl TranspositionTable {
     /// process later, when the memory is not there.
     pub fn new(mb: usize) -> Result<TranspositionTable, AllocError> {
         let mut table = Self::new_lazy(mb)?;
-        table.clusters.prefault();
+        table.words.prefault();
         Ok(table)
     }
 
@@ -234,12 +220,14 @@ impl TranspositionTable {
         let doublings = (n / FIRST_ACTIVE_CLUSTERS).max(1).ilog2();
         let first_active = n >> doublings;
         let n = first_active << doublings;
-        let clusters = ZeroedTable::new(n).ok_or(AllocError { mb })?;
+        let words = ZeroedTable::new(n * WORDS_PER_CLUSTER).ok_or(AllocError { mb })?;
         Ok(TranspositionTable {
-            clusters,
-            active: first_active,
+            words,
+            clusters: n,
+            active: AtomicUsize::new(first_active),
             first_active,
-            inserts: 0,
+            inserts: AtomicUsize::new(0),
+            growing: AtomicBool::new(false),
             epoch: 1,
             iteration: 0,
             failed_through: [0; 256],
@@ -247,14 +235,34 @@ impl TranspositionTable {
     }
 
     pub fn size_mb(&self) -> usize {
-        self.clusters.len() * CLUSTER_BYTES / (1024 * 1024)
+        self.clusters * CLUSTER_BYTES / (1024 * 1024)
+    }
+
+    /// The words of cluster `index`.
+    #[inline]
+    fn cluster(&self, index: usize) -> &[AtomicU64] {
+        &self.words.as_atomic()[index * WORDS_PER_CLUSTER..(index + 1) * WORDS_PER_CLUSTER]
+    }
+
+    /// Entry `i` of a cluster as (check word, data), the check word already un-XORed.
+    #[inline]
+    fn entry(cluster: &[AtomicU64], i: usize) -> (u64, Data) {
+        let data = cluster[2 * i + 1].load(Relaxed);
+        (cluster[2 * i].load(Relaxed) ^ data, Data(data))
+    }
+
+    #[inline]
+    fn put(cluster: &[AtomicU64], i: usize, check: u64, data: Data) {
+        cluster[2 * i].store(check ^ data.0, Relaxed);
+        cluster[2 * i + 1].store(data.0, Relaxed);
     }
 
     /// Forgets everything. Only the region in use was ever written, so only it is zeroed.
     pub fn clear(&mut self) {
-        self.clusters.as_mut_slice()[..self.active].fill(Cluster([0; WORDS_PER_CLUSTER]));
-        self.active = self.first_active;
-        self.inserts = 0;
+        let active = *self.active.get_mut();
+        self.words.as_mut_slice()[..active * WORDS_PER_CLUSTER].fill(0);
+        *self.active.get_mut() = self.first_active;
+        *self.inserts.get_mut() = 0;
         self.epoch = 1;
         self.iteration = 0;
         self.failed_through = [0; 256];
@@ -295,51 +303,59 @@ impl TranspositionTable {
     /// of its key go to the other one, and the 64-bit check word tells keys apart) and is
     /// replaced like any entry. Going from the top down, each cluster is read before its slots
     /// are written.
-    fn grow(&mut self) {
-        if self.active * 2 > self.clusters.len() {
+    ///
+    /// Other threads go on probing and storing meanwhile, with the old size: they may miss an
+    /// entry on the move or store one that is lost, nothing worse (every entry found is
+    /// verified by its key).
+    fn grow(&self) {
+        let active = self.active.load(Relaxed);
+        if active * 2 > self.clusters || self.growing.swap(true, Relaxed) {
             return;
         }
-        let clusters = self.clusters.as_mut_slice();
-        for i in (0..self.active).rev() {
-            let source = clusters[i];
-            let mut halves = [Cluster([0; WORDS_PER_CLUSTER]); 2];
+        for i in (0..active).rev() {
+            let source = self.cluster(i);
+            let mut halves = [[(0u64, Data(0)); ENTRIES_PER_CLUSTER]; 2];
             let mut filled = [0usize; 2];
             for e in 0..ENTRIES_PER_CLUSTER {
-                let (check, data) = (source[2 * e], Data(source[2 * e + 1]));
-                if check == 0 {
+                let (check, data) = Self::entry(source, e);
+                if data.0 == 0 {
                     continue;
                 }
                 let (half, data) = data.moved_down();
                 for h in 0..2 {
                     if half.is_none_or(|half| half == h) {
-                        halves[h][2 * filled[h]] = check;
-                        halves[h][2 * filled[h] + 1] = data.0;
+                        halves[h][filled[h]] = (check, data);
                         filled[h] += 1;
                     }
                 }
             }
-            clusters[2 * i] = halves[0];
-            clusters[2 * i + 1] = halves[1];
+            for (h, entries) in halves.iter().enumerate() {
+                let target = self.cluster(2 * i + h);
+                for (e, &(check, data)) in entries.iter().enumerate() {
+                    Self::put(target, e, check, data);
+                }
+            }
         }
-        self.active *= 2;
-        self.inserts = 0;
+        self.active.store(active * 2, Relaxed);
+        self.inserts.store(0, Relaxed);
+        self.growing.store(false, Relaxed);
     }
 
     /// Makes every conditional entry a fact or removes it, so epoch numbers can be reused.
     fn sweep(&mut self) {
-        for i in 0..self.active {
+        for i in 0..*self.active.get_mut() {
+            let cluster = self.cluster(i);
             for e in 0..ENTRIES_PER_CLUSTER {
-                let data = Data(self.clusters.as_slice()[i][2 * e + 1]);
-                if self.clusters.as_slice()[i][2 * e] == 0 || !data.is_conditional() {
+                let (check, data) = Self::entry(cluster, e);
+                if data.0 == 0 || !data.is_conditional() {
                     continue;
                 }
                 if self.trust(data) == Trust::Fact {
                     let lb = data.bound(Trust::Fact);
-                    self.clusters.as_mut_slice()[i][2 * e + 1] =
-                        Data::new(lb, Move::NULL, 0, 0, 0).0;
+                    let fact = Data::new(lb, Move::NULL, 0, 0, 0).with_placement(data.placement());
+                    Self::put(cluster, e, check, fact);
                 } else {
-                    self.clusters.as_mut_slice()[i][2 * e] = 0;
-                    self.clusters.as_mut_slice()[i][2 * e + 1] = 0;
+                    Self::put(cluster, e, 0, Data(0));
                 }
             }
         }
@@ -361,7 +377,7 @@ impl TranspositionTable {
     #[inline]
     fn cluster_index(&self, key: u128) -> usize {
         // Multiply-shift maps the low 64 bits onto any region size without a modulo.
-        ((key as u64 as u128 * self.active as u128) >> 64) as usize
+        ((key as u64 as u128 * self.active.load(Relaxed) as u128) >> 64) as usize
     }
 
     #[inline]
@@ -374,40 +390,40 @@ impl TranspositionTable {
     /// a node overlap their cache misses instead of paying for them one after another.
     #[inline]
     pub fn prefetch(&self, key: u128) {
-        super::prefetch(&self.clusters.as_slice()[self.cluster_index(key)]);
+        super::prefetch(&self.words.as_atomic()[self.cluster_index(key) * WORDS_PER_CLUSTER]);
     }
 
     #[inline]
     pub fn probe(&self, key: u128) -> Option<Probe> {
-        let cluster = &self.clusters.as_slice()[self.cluster_index(key)];
-        let check = Self::check_word(key);
-        for i in 0..ENTRIES_PER_CLUSTER {
-            if cluster[2 * i] == check {
-                let data = Data(cluster[2 * i + 1]);
-                let trust = self.trust(data);
-                return match trust {
-                    Trust::Void => None,
-                    Trust::Fact => Some(Probe {
-                        lb: data.bound(trust),
-                        if_failed: data.bound(trust),
-                        single: (data.flags() & FLAG_SINGLE != 0).then(|| data.mv()),
-                        conditional: false,
-                    }),
-                    Trust::Current => Some(Probe {
-                        lb: data.lb(),
-                        if_failed: data.if_failed(),
-                        single: None,
-                        conditional: true,
-                    }),
-                };
-            }
+        let (_, data) = self.find(key)?;
+        let trust = self.trust(data);
+        match trust {
+            Trust::Void => None,
+            Trust::Fact => Some(Probe {
+                lb: data.bound(trust),
+                if_failed: data.bound(trust),
+                single: (data.flags() & FLAG_SINGLE != 0).then(|| data.mv()),
+                conditional: false,
+            }),
+            Trust::Current => Some(Probe {
+                lb: data.lb(),
+                if_failed: data.if_failed(),
+                single: None,
+                conditional: true,
+            }),
         }
-        None
+    }
+
+    /// Like [`probe`](Self::probe), facts only: a conditional bound of the running iteration
+    /// holds only for the search that wrote it (see `helpmate.rs`), so other threads ignore it.
+    #[inline]
+    pub fn probe_fact(&self, key: u128) -> Option<Probe> {
+        self.probe(key).filter(|p| !p.conditional)
     }
 
     /// Records a fact: no helpmate from the position is shorter than `lb` plies, and `single`,
     /// if given, is its only live move. Known bounds are never lowered.
-    pub fn store_fact(&mut self, key: u128, lb: u32, single: Option<Move>) {
+    pub fn store_fact(&self, key: u128, lb: u32, single: Option<Move>) {
         let (mv, flags) = match single {
             Some(m) => (m, FLAG_SINGLE),
             None => (Move::NULL, 0),
@@ -441,16 +457,17 @@ impl TranspositionTable {
 
     /// A new key was written: grow the region once it has taken half its slots' worth.
     #[inline]
-    fn count_insert(&mut self) {
-        self.inserts += 1;
-        if self.inserts * 4 >= self.active * ENTRIES_PER_CLUSTER {
+    fn count_insert(&self) {
+        let inserts = self.inserts.load(Relaxed) + 1;
+        self.inserts.store(inserts, Relaxed);
+        if inserts * 4 >= self.active.load(Relaxed) * ENTRIES_PER_CLUSTER {
             self.grow();
         }
     }
 
     /// Records bounds that depend on the current iteration: `lb` for use inside it, and
     /// `if_failed` (at least `lb`) that holds once it has failed. Known bounds are folded in.
-    pub fn store_conditional(&mut self, key: u128, lb: u32, if_failed: u32) {
+    pub fn store_conditional(&self, key: u128, lb: u32, if_failed: u32) {
         let existing = self.find(key);
         let found = existing.is_some();
         let (slot, lb, if_failed) = match existing {
@@ -482,22 +499,23 @@ impl TranspositionTable {
     fn find(&self, key: u128) -> Option<(usize, Data)> {
         let index = self.cluster_index(key);
         let check = Self::check_word(key);
-        let cluster = &self.clusters.as_slice()[index];
-        (0..ENTRIES_PER_CLUSTER)
-            .find(|&i| cluster[2 * i] == check)
-            .map(|i| (index * ENTRIES_PER_CLUSTER + i, Data(cluster[2 * i + 1])))
+        let cluster = self.cluster(index);
+        (0..ENTRIES_PER_CLUSTER).find_map(|i| {
+            let (c, data) = Self::entry(cluster, i);
+            (c == check).then_some((index * ENTRIES_PER_CLUSTER + i, data))
+        })
     }
 
     /// The slot to overwrite for a new key: an empty or void one, else the least valuable —
     /// older epochs first, then the smallest bound (cheapest to find again).
     fn victim(&self, key: u128) -> usize {
         let index = self.cluster_index(key);
-        let cluster = &self.clusters.as_slice()[index];
+        let cluster = self.cluster(index);
         let mut best = 0;
         let mut best_value = u64::MAX;
         for i in 0..ENTRIES_PER_CLUSTER {
-            let data = Data(cluster[2 * i + 1]);
-            if cluster[2 * i] == 0 || self.trust(data) == Trust::Void {
+            let (_, data) = Self::entry(cluster, i);
+            if data.0 == 0 || self.trust(data) == Trust::Void {
                 best = i;
                 break;
             }
@@ -516,29 +534,44 @@ impl TranspositionTable {
     }
 
     #[inline]
-    fn write(&mut self, key: u128, slot: usize, data: Data) {
+    fn write(&self, key: u128, slot: usize, data: Data) {
         // The product's bits just below the index: where the entry goes as the region doubles.
-        let product = key as u64 as u128 * self.active as u128;
+        let product = key as u64 as u128 * self.active.load(Relaxed) as u128;
         let next_bits = ((product >> (64 - PLACEMENT_BITS)) as u8) & ((1 << PLACEMENT_BITS) - 1);
         let data = data.with_placement(1 << PLACEMENT_BITS | next_bits);
-        let cluster = &mut self.clusters.as_mut_slice()[slot / ENTRIES_PER_CLUSTER];
-        let i = slot % ENTRIES_PER_CLUSTER;
-        cluster[2 * i] = Self::check_word(key);
-        cluster[2 * i + 1] = data.0;
+        let cluster = self.cluster(slot / ENTRIES_PER_CLUSTER);
+        Self::put(
+            cluster,
+            slot % ENTRIES_PER_CLUSTER,
+            Self::check_word(key),
+            data,
+        );
+    }
+
+    /// Entries holding a bound of the running iteration (for tests of what threads publish).
+    #[cfg(test)]
+    pub(crate) fn current_conditional_entries(&self) -> usize {
+        (0..self.active.load(Relaxed) * ENTRIES_PER_CLUSTER)
+            .filter(|&slot| {
+                let (_, data) = Self::entry(self.cluster(slot / ENTRIES_PER_CLUSTER), slot % 4);
+                data.0 != 0 && self.trust(data) == Trust::Current
+            })
+            .count()
     }
 
     /// Per mille of the first 1000 entries written in the current epoch.
     pub fn hashfull(&self) -> u32 {
         let mut used = 0u32;
         let mut seen = 0u32;
-        'outer: for cluster in self.clusters.as_slice() {
+        'outer: for index in 0..self.clusters {
+            let cluster = self.cluster(index);
             for i in 0..ENTRIES_PER_CLUSTER {
                 if seen == 1000 {
                     break 'outer;
                 }
                 seen += 1;
-                let c = cluster;
-                if c[2 * i] != 0 && Data(c[2 * i + 1]).epoch() == self.epoch {
+                let (_, data) = Self::entry(cluster, i);
+                if data.0 != 0 && data.epoch() == self.epoch {
                     used += 1;
                 }
             }
@@ -572,7 +605,7 @@ mod tests {
 
     #[test]
     fn facts_are_never_lowered() {
-        let mut tt = TranspositionTable::new(1).unwrap();
+        let tt = TranspositionTable::new(1).unwrap();
         assert_eq!(tt.probe(KEY), None);
         tt.store_fact(KEY, 7, None);
         assert_eq!(tt.probe(KEY).unwrap().lb, 7);
@@ -636,8 +669,8 @@ mod tests {
     #[test]
     fn the_region_in_use_grows_and_keeps_every_entry() {
         let mut tt = TranspositionTable::new_lazy(4).unwrap();
-        assert_eq!(tt.active, FIRST_ACTIVE_CLUSTERS);
-        assert_eq!(tt.clusters.len(), 4 * FIRST_ACTIVE_CLUSTERS);
+        assert_eq!(*tt.active.get_mut(), FIRST_ACTIVE_CLUSTERS);
+        assert_eq!(tt.clusters, 4 * FIRST_ACTIVE_CLUSTERS);
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
         for i in 0..1000u128 {
             tt.store_fact(key(i), (i % 40) as u32 + 1, None);
@@ -646,7 +679,7 @@ mod tests {
         tt.begin_iteration();
         tt.store_conditional(key(5000), 9, 11);
         tt.grow();
-        assert_eq!(tt.active, 2 * FIRST_ACTIVE_CLUSTERS);
+        assert_eq!(*tt.active.get_mut(), 2 * FIRST_ACTIVE_CLUSTERS);
         for i in 0..1000u128 {
             assert_eq!(tt.probe(key(i)).unwrap().lb, (i % 40) as u32 + 1, "key {i}");
         }
@@ -656,20 +689,59 @@ mod tests {
         for i in 0..100_000u128 {
             tt.store_fact(key(i), 3, None);
         }
-        assert_eq!(tt.active, tt.clusters.len());
+        assert_eq!(*tt.active.get_mut(), tt.clusters);
         let kept = (0..100_000u128)
             .filter(|&i| tt.probe(key(i)).is_some())
             .count();
         assert!(kept > 95_000, "{kept}");
         // Clearing returns to the first region, and zeroes what was used.
         tt.clear();
-        assert_eq!(tt.active, FIRST_ACTIVE_CLUSTERS);
+        assert_eq!(*tt.active.get_mut(), FIRST_ACTIVE_CLUSTERS);
         assert!((0..1000u128).all(|i| tt.probe(key(i)).is_none()));
-        assert!(tt
-            .clusters
-            .as_slice()
-            .iter()
-            .all(|c| c.0 == [0; WORDS_PER_CLUSTER]));
+        assert!(tt.words.as_slice().iter().all(|&w| w == 0));
+    }
+
+    /// Four threads store and probe overlapping keys while the region doubles under them:
+    /// every bound found must be the one stored for that very key (a torn entry, one thread's
+    /// check word with another's data, would attach another key's bound).
+    #[test]
+    fn threads_sharing_the_table_never_see_another_keys_bound() {
+        // A wide key range makes the region double while the threads work; a narrow one keeps
+        // them writing the same few slots, where tearing happens.
+        for (mb, keys, rounds) in [(8, 200_000, 300_000), (0, 64, 3_000_000)] {
+            hammer(mb, keys, rounds);
+        }
+    }
+
+    fn hammer(mb: usize, keys: u64, rounds: usize) {
+        let tt = TranspositionTable::new_lazy(mb).unwrap();
+        let key = |i: u64| (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+        let bound = |i: u64| (i % 997) as u32 + 1;
+        let found = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let (tt, found) = (&tt, &found);
+                s.spawn(move || {
+                    let mut x = t + 1;
+                    for _ in 0..rounds {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let i = x % keys;
+                        if x >> 40 & 1 == 0 {
+                            tt.store_fact(key(i), bound(i), None);
+                        } else if let Some(p) = tt.probe(key(i)) {
+                            assert_eq!(p.lb, bound(i), "key {i}");
+                            found.fetch_add(1, Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        if mb > 0 {
+            assert!(tt.active.load(Relaxed) > FIRST_ACTIVE_CLUSTERS);
+        }
+        assert!(found.load(Relaxed) > 10_000, "{}", found.load(Relaxed));
     }
 
     #[test]
