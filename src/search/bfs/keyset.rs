@@ -1,6 +1,8 @@
 //! The breadth-first search's set of positions seen: keys only, in about 14 bytes a key.
 
 use crate::search::memory::ZeroedTable;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
 /// key's top 6 bits, each storing the key's low 64 bits in one word and growing by half on its
@@ -217,5 +219,32 @@ mod tests {
         let full = (0..100_000u128).try_for_each(|i| small.insert(key(i), budget).map(|_| ()));
         assert_eq!(full, Err(()));
         assert!(small.bytes() <= budget);
+    }
+}
+
+/// A map keyed by position keys. The keys are Zobrist sums, already uniform, so hashing them
+/// again (the standard map's SipHash) is wasted work: their own bits serve.
+pub(super) type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`KeyMap`]: folds the key's two halves.
+#[derive(Default)]
+pub(super) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn write_u128(&mut self, key: u128) {
+        self.0 = key as u64 ^ (key >> 64) as u64;
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u128 keys are hashed; anything else still gets a usable (FNV-1a) hash.
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
     }
 }

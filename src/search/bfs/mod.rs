@@ -28,7 +28,6 @@ use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
 use expand::{DeadCache, Pipeline};
 use keyset::KeySet;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 pub(crate) enum BfsOutcome {
@@ -346,7 +345,7 @@ struct NextLevel<'a> {
     counts: Vec<u32>,
     edges: LevelEdges,
     /// Counting: where each new position's key went in `next`.
-    index: HashMap<u128, u32>,
+    index: keyset::KeyMap<u32>,
     counting: bool,
     cap: u32,
     /// Bytes held besides the key set and this struct's vectors.
@@ -439,7 +438,7 @@ fn expand_level(
         next: LevelPositions::default(),
         counts: Vec::new(),
         edges: LevelEdges::default(),
-        index: HashMap::new(),
+        index: keyset::KeyMap::default(),
         counting,
         cap: level.cap,
         held: level.held,

@@ -22,7 +22,6 @@ use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition};
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// An evasion leading to a position not seen on earlier levels.
@@ -85,7 +84,7 @@ struct Inserted {
     resume_at: Option<(usize, usize)>,
     /// It stopped because the search was stopped.
     interrupted: bool,
-    local_index: HashMap<u128, u32>,
+    local_index: keyset::KeyMap<u32>,
 }
 
 /// Expands one level with the threads of `pool`. `allowance` is the memory the key set may
