@@ -342,6 +342,9 @@ impl Solver {
             self.pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name(|i| format!("search-{i}"))
+                // The breadth-first pass runs on these threads, and rebuilding its lines
+                // recurses once per level.
+                .stack_size(SEARCH_STACK_BYTES)
                 .build()
                 .ok();
         }
@@ -550,7 +553,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 hashfull: permille,
             })
         };
-        let outcome = bfs::search(
+        let outcome = bfs::search_in_pool(
             &self.pos,
             &bfs_limits,
             &mut self.nodes,
