@@ -116,6 +116,7 @@ pub(super) fn expand_level(
     for first_index in (0..total).step_by(slice_len) {
         let slice_end = (first_index + slice_len).min(total);
         let seen_ref: &KeySet = seen;
+        let inserted_ref: &[Inserted] = &inserted;
         let chunks: Vec<(usize, usize)> = (first_index..slice_end)
             .step_by(chunk_len)
             .map(|start| (start, (start + chunk_len).min(slice_end)))
@@ -124,7 +125,10 @@ pub(super) fn expand_level(
             chunks
                 .par_iter()
                 .enumerate()
-                .map(|(i, &range)| expand_chunk(seen_ref, level, chunks_before + i, range, owners))
+                .map(|(i, &range)| {
+                    let chunk = chunks_before + i;
+                    expand_chunk(seen_ref, inserted_ref, level, chunk, range, owners)
+                })
                 .collect()
         });
         chunks_before += chunks.len();
@@ -253,6 +257,7 @@ pub(super) fn expand_level(
 /// Phase 1 for one chunk of the level.
 fn expand_chunk(
     seen: &KeySet,
+    inserted: &[Inserted],
     level: &Level,
     chunk: usize,
     (first_index, end): (usize, usize),
@@ -261,6 +266,7 @@ fn expand_chunk(
     let positions = end - first_index;
     let mut sink = Buckets {
         seen,
+        inserted,
         counting: level.counting(),
         owners,
         number: (chunk as u64) << ORDER_SHIFT,
@@ -323,6 +329,8 @@ thread_local! {
 /// Phase 1's sink: candidates sorted into their owners' buckets, numbered in order.
 struct Buckets<'a> {
     seen: &'a KeySet,
+    /// What the owners have inserted of this level so far (earlier slices).
+    inserted: &'a [Inserted],
     counting: bool,
     owners: usize,
     number: u64,
@@ -339,10 +347,15 @@ impl ChildSink for Buckets<'_> {
             return false;
         }
         // A key already in the set is never a new position; counting, it may still be another
-        // way into one found earlier on this level (in an earlier slice), which only its owner
-        // can tell. It has a check (the set keeps no other), so it need not be played: its
-        // candidate carries no position.
-        if self.counting {
+        // way into one found earlier on this level (in an earlier slice), as its owner's index
+        // of this level's keys tells (read here between insertions). Such a key has a check
+        // (the set keeps no other), so it need not be played: its candidate carries no
+        // position.
+        if self.counting
+            && self.inserted[keyset::shard_of(key) % self.owners]
+                .local_index
+                .contains_key(&key)
+        {
             self.push(key, link, paths, PackedPosition::EMPTY, &[]);
         }
         true
