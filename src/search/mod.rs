@@ -180,6 +180,18 @@ struct SharedIteration {
     helper_nodes: AtomicU64,
 }
 
+impl SharedIteration {
+    fn new(main_depth: u32) -> SharedIteration {
+        SharedIteration {
+            over: AtomicBool::new(false),
+            main_depth,
+            mate_found: AtomicBool::new(false),
+            mate_line: parking_lot::Mutex::new(None),
+            helper_nodes: AtomicU64::new(0),
+        }
+    }
+}
+
 impl Helper {
     fn new(root: &Position) -> Option<Helper> {
         Some(Helper {
@@ -673,13 +685,7 @@ impl<'s, 'p> Run<'s, 'p> {
         let before = self.nodes;
         self.solver.tt.begin_iteration();
         let helpers = self.helpers_for_iteration();
-        let shared = SharedIteration {
-            over: AtomicBool::new(false),
-            main_depth: depth,
-            mate_found: AtomicBool::new(false),
-            mate_line: parking_lot::Mutex::new(None),
-            helper_nodes: AtomicU64::new(0),
-        };
+        let shared = SharedIteration::new(depth);
         // Helpers take turns: odd ones search this iteration in their own order (racing the
         // main search to a mate), even ones `i` plies deeper (proving the next iterations'
         // facts ahead, which prune more in this one).
@@ -887,13 +893,7 @@ mod tests {
                 let mut helper = Helper::new(&root).unwrap();
                 for depth in (5..=25).step_by(2) {
                     shared_table.begin_iteration();
-                    let shared = SharedIteration {
-                        over: AtomicBool::new(false),
-                        main_depth: depth,
-                        mate_found: AtomicBool::new(false),
-                        mate_line: parking_lot::Mutex::new(None),
-                        helper_nodes: AtomicU64::new(0),
-                    };
+                    let shared = SharedIteration::new(depth);
                     helper.search(&root, &shared_table, depth, 7, &shared);
                     assert!(shared.helper_nodes.load(Ordering::Relaxed) > 0);
                     assert_eq!(

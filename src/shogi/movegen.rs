@@ -167,43 +167,19 @@ fn push_king_moves(
 /// All non-king board moves to squares in `targets`.
 #[inline]
 fn push_piece_moves(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
+    use PieceType::{Bishop, Dragon, Gold, Horse, Knight, Lance, Pawn, Rook, Silver};
     let targets = targets & !ctx.own;
     let own = |kind| pos.pieces(ctx.us, kind);
-    push_moves_of(ctx, PieceType::Pawn, own(PieceType::Pawn), targets, list);
-    push_moves_of(ctx, PieceType::Lance, own(PieceType::Lance), targets, list);
-    push_moves_of(
-        ctx,
-        PieceType::Knight,
-        own(PieceType::Knight),
-        targets,
-        list,
-    );
-    push_moves_of(
-        ctx,
-        PieceType::Silver,
-        own(PieceType::Silver),
-        targets,
-        list,
-    );
+    push_moves_of(ctx, Pawn, own(Pawn), targets, list);
+    push_moves_of(ctx, Lance, own(Lance), targets, list);
+    push_moves_of(ctx, Knight, own(Knight), targets, list);
+    push_moves_of(ctx, Silver, own(Silver), targets, list);
     // The four promoted kinds move exactly like a gold.
-    let golds = pos.gold_movers() & ctx.own;
-    push_moves_of(ctx, PieceType::Gold, golds, targets, list);
-    push_moves_of(
-        ctx,
-        PieceType::Bishop,
-        own(PieceType::Bishop),
-        targets,
-        list,
-    );
-    push_moves_of(ctx, PieceType::Rook, own(PieceType::Rook), targets, list);
-    push_moves_of(ctx, PieceType::Horse, own(PieceType::Horse), targets, list);
-    push_moves_of(
-        ctx,
-        PieceType::Dragon,
-        own(PieceType::Dragon),
-        targets,
-        list,
-    );
+    push_moves_of(ctx, Gold, pos.gold_movers() & ctx.own, targets, list);
+    push_moves_of(ctx, Bishop, own(Bishop), targets, list);
+    push_moves_of(ctx, Rook, own(Rook), targets, list);
+    push_moves_of(ctx, Horse, own(Horse), targets, list);
+    push_moves_of(ctx, Dragon, own(Dragon), targets, list);
 }
 
 /// The moves of the `kind` pieces on `from_squares` to `targets` (a constant `kind` at each
@@ -535,46 +511,23 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
         }
         return;
     }
+    use PieceType::{Bishop, Dragon, Gold, Horse, Knight, Lance, Pawn, Rook, Silver};
     let ctx = Ctx::new(pos);
     let us = ctx.us;
+    let own = |kind| pos.pieces(us, kind);
     // A step piece far from the king can only check by discovery.
     let near = |kind| check_candidates(us, kind, ci.king) | ci.discoverers;
-    let own = |kind| pos.pieces(us, kind);
-    let golds = pos.gold_movers() & ctx.own;
-    push_checks_of(
-        &ctx,
-        &ci,
-        PieceType::Pawn,
-        own(PieceType::Pawn) & near(PieceType::Pawn),
-        list,
-    );
-    push_checks_of(&ctx, &ci, PieceType::Lance, own(PieceType::Lance), list);
-    push_checks_of(
-        &ctx,
-        &ci,
-        PieceType::Knight,
-        own(PieceType::Knight) & near(PieceType::Knight),
-        list,
-    );
-    push_checks_of(
-        &ctx,
-        &ci,
-        PieceType::Silver,
-        own(PieceType::Silver) & near(PieceType::Silver),
-        list,
-    );
+    push_checks_of(&ctx, &ci, Pawn, own(Pawn) & near(Pawn), list);
+    push_checks_of(&ctx, &ci, Lance, own(Lance), list);
+    push_checks_of(&ctx, &ci, Knight, own(Knight) & near(Knight), list);
+    push_checks_of(&ctx, &ci, Silver, own(Silver) & near(Silver), list);
     // The four promoted kinds move (and check) exactly like a gold.
-    push_checks_of(
-        &ctx,
-        &ci,
-        PieceType::Gold,
-        golds & near(PieceType::Gold),
-        list,
-    );
-    push_checks_of(&ctx, &ci, PieceType::Bishop, own(PieceType::Bishop), list);
-    push_checks_of(&ctx, &ci, PieceType::Rook, own(PieceType::Rook), list);
-    push_checks_of(&ctx, &ci, PieceType::Horse, own(PieceType::Horse), list);
-    push_checks_of(&ctx, &ci, PieceType::Dragon, own(PieceType::Dragon), list);
+    let golds = pos.gold_movers() & ctx.own;
+    push_checks_of(&ctx, &ci, Gold, golds & near(Gold), list);
+    push_checks_of(&ctx, &ci, Bishop, own(Bishop), list);
+    push_checks_of(&ctx, &ci, Rook, own(Rook), list);
+    push_checks_of(&ctx, &ci, Horse, own(Horse), list);
+    push_checks_of(&ctx, &ci, Dragon, own(Dragon), list);
     // The king can only check by discovery.
     if let Some(k) = ctx.king {
         if ci.discoverers.has(k) {
