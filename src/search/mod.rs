@@ -8,6 +8,7 @@ mod helpmate;
 mod memory;
 pub mod path;
 pub mod probe;
+mod smp;
 pub mod tt;
 
 use crate::shogi::movegen;
@@ -15,7 +16,9 @@ use crate::shogi::{Color, Move, Position};
 pub use bfs::LevelStats;
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use path::PathSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use smp::{Helper, SharedIteration};
+pub use smp::{HELPERS_FROM_NODES, HELPER_TABLE_MB};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 pub use tt::{AllocError, TranspositionTable, NEVER};
@@ -147,120 +150,6 @@ pub struct Solver {
     pool: Option<rayon::ThreadPool>,
     /// What the deepening helper threads keep between iterations, made when first asked for.
     helpers: Vec<Helper>,
-}
-
-/// A deepening helper thread's own state (lazy SMP: it searches the main search's iteration
-/// in another order, and what it proves for good goes into the shared table).
-struct Helper {
-    pos: Position,
-    path: PathSet,
-    buffers: Buffers,
-    /// Its conditional bounds, which hold for its own search only (see `helpmate.rs`).
-    own: TranspositionTable,
-}
-
-/// Each helper's table for its conditional bounds (MB): the fixed per-thread memory beside
-/// `USI_Hash`, with a 1 GB stack reserved (not used) per thread.
-pub const HELPER_TABLE_MB: usize = 16;
-/// Deepening iterations get helper threads once the previous one took this many nodes: below,
-/// starting the threads costs more than they save.
-pub const HELPERS_FROM_NODES: u64 = 1_000;
-
-/// What the threads of one shared deepening iteration tell each other.
-struct SharedIteration {
-    /// The main search has finished the iteration: helpers stop.
-    over: AtomicBool,
-    /// The main search's limit.
-    main_depth: u32,
-    /// A helper found a mate within the main search's limit: the main search stops.
-    mate_found: AtomicBool,
-    /// The shortest mate the helpers found.
-    mate_line: parking_lot::Mutex<Option<Vec<Move>>>,
-    /// Nodes searched by the helpers.
-    helper_nodes: AtomicU64,
-}
-
-impl SharedIteration {
-    fn new(main_depth: u32) -> SharedIteration {
-        SharedIteration {
-            over: AtomicBool::new(false),
-            main_depth,
-            mate_found: AtomicBool::new(false),
-            mate_line: parking_lot::Mutex::new(None),
-            helper_nodes: AtomicU64::new(0),
-        }
-    }
-}
-
-impl Helper {
-    fn new(root: &Position) -> Option<Helper> {
-        Some(Helper {
-            pos: root.clone(),
-            path: PathSet::new(),
-            buffers: Buffers::new(),
-            own: TranspositionTable::new_lazy(HELPER_TABLE_MB).ok()?,
-        })
-    }
-
-    /// Searches the iteration with limit `depth` from `root` until it ends or the main search
-    /// says it is over.
-    fn search(
-        &mut self,
-        root: &Position,
-        tt: &TranspositionTable,
-        depth: u32,
-        seed: u64,
-        shared: &SharedIteration,
-    ) {
-        let Helper {
-            pos,
-            path,
-            buffers,
-            own,
-        } = self;
-        pos.clone_from(root);
-        path.clear();
-        // Its conditional bounds of earlier iterations are void (they are not promoted when the
-        // main search's iteration fails: the helper may have stopped anywhere).
-        own.new_epoch();
-        own.begin_iteration();
-        let interrupt = Interrupt {
-            stop: &shared.over,
-            deadline: None,
-            mate_elsewhere: None,
-        };
-        let mut tick = |_: u64, _: u32| {};
-        let mut it = Iteration::new(
-            pos,
-            tt,
-            path,
-            buffers,
-            depth,
-            0,
-            u64::MAX,
-            interrupt,
-            &mut tick,
-        );
-        it.as_helper(own, seed, &shared.helper_nodes);
-        it.attacker(0);
-        shared
-            .helper_nodes
-            .fetch_add(it.unreported_nodes(), Ordering::Relaxed);
-        if it.abort == Some(Abort::Found) {
-            if let Some(line) = it.best.take() {
-                let len = line.len() as u32;
-                let mut kept = shared.mate_line.lock();
-                if kept.as_ref().is_none_or(|k| k.len() > line.len()) {
-                    *kept = Some(line);
-                }
-                // A longer mate does not end the main search's iteration, which must still
-                // prove there is none within its limit.
-                if len <= shared.main_depth {
-                    shared.mate_found.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-    }
 }
 
 /// Smallest node budget of an iteration that deepens by more than 2 plies.
@@ -866,48 +755,4 @@ pub fn with_search_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
             .join()
             .expect("search thread panicked")
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The graph-history-interaction rule of the parallel deepening: a helper's bounds that
-    /// depend on its own path (repetitions) stay in its own table; the shared table gets facts
-    /// only. Were one published as a bound of the running iteration, the main search would
-    /// trust it as its own and could miss a mate (and, once the iteration failed, keep the
-    /// false bound as a fact).
-    #[test]
-    fn helpers_publish_facts_only() {
-        // From tests/data/helpmates.tsv (fmrs_forest-05-13_57 and fmrs_forest-06-10_97): their
-        // deepening trees meet repetitions.
-        let sfens = [
-            "ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1",
-            "s2B5/kL1S5/1PPPPL2R/1+L5N1/1p5N1/7N1/3gl2N1/5gg2/K+B5r1 b 13Pg2s 1",
-        ];
-        with_search_stack(|| {
-            let mut helper_conditionals = 0;
-            for sfen in sfens {
-                let root = Position::from_sfen(sfen).unwrap();
-                let mut shared_table = TranspositionTable::new(4).unwrap();
-                let mut helper = Helper::new(&root).unwrap();
-                for depth in (5..=25).step_by(2) {
-                    shared_table.begin_iteration();
-                    let shared = SharedIteration::new(depth);
-                    helper.search(&root, &shared_table, depth, 7, &shared);
-                    assert!(shared.helper_nodes.load(Ordering::Relaxed) > 0);
-                    assert_eq!(
-                        shared_table.current_conditional_entries(),
-                        0,
-                        "depth {depth}"
-                    );
-                    helper_conditionals += helper.own.current_conditional_entries();
-
-                    shared_table.iteration_failed();
-                }
-            }
-            // The helpers did meet repetitions (else this test would prove nothing).
-            assert!(helper_conditionals > 0);
-        });
-    }
 }
