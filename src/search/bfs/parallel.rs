@@ -3,10 +3,11 @@
 //!
 //! 1. **Expand** (in parallel over contiguous chunks of a slice of the level): each position's
 //!    checks and their evasions are generated; an evasion whose key the key set already holds
-//!    is dropped when not counting solutions — the set is only read in this phase — and the
-//!    others become candidates, packed, numbered in the order a single thread would have met
-//!    them and sorted into buckets by the thread that owns their key's shard. Mates are
-//!    collected the same way.
+//!    is dropped — the set and the owners' indexes are only read in this phase — unless,
+//!    counting solutions, an earlier slice of this level found it (then it goes to its owner as
+//!    a further way in, unplayed); the others become candidates, packed, numbered in the order a
+//!    single thread would have met them and sorted into buckets by the thread that owns their
+//!    key's shard. Mates are collected the same way.
 //! 2. **Insert** (in parallel over owners): each owner takes its buckets chunk by chunk, in that
 //!    order, and inserts the keys into its own shards, so no two threads touch one shard and no
 //!    lock is taken; the first candidate of a key wins, as it would for one thread.
