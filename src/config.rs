@@ -12,6 +12,9 @@ pub const DEFAULT_HASH_MB: usize = 256;
 pub const MAX_HASH_MB: usize = 1 << 20;
 pub const MAX_THREADS: usize = 256;
 pub const MAX_SOLUTION_LIMIT: usize = 1000;
+/// Default disk cap (MB) of a breadth-first pass that outgrows `USI_Hash`.
+pub const DEFAULT_DISK_CAP_MB: usize = 65536;
+pub const MAX_DISK_CAP_MB: usize = 1 << 30;
 
 /// Engine option defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -26,6 +29,13 @@ pub struct EngineConfig {
     /// Shortest solutions to count: 1 = no uniqueness check (fastest), 2 = "is it unique?".
     #[serde(rename = "SolutionLimit")]
     pub solution_limit: usize,
+    /// Where a breadth-first pass that outgrows the memory puts its temporary file (None or
+    /// empty: the system's temporary directory).
+    #[serde(rename = "TempDir")]
+    pub temp_dir: Option<PathBuf>,
+    /// MB that pass may write there (0: never use the disk).
+    #[serde(rename = "DiskCap")]
+    pub disk_cap_mb: usize,
 }
 
 impl Default for EngineConfig {
@@ -34,6 +44,8 @@ impl Default for EngineConfig {
             hash_mb: DEFAULT_HASH_MB,
             threads: logical_cores(),
             solution_limit: 2,
+            temp_dir: None,
+            disk_cap_mb: DEFAULT_DISK_CAP_MB,
         }
     }
 }
@@ -78,7 +90,13 @@ impl EngineConfig {
             path: path.to_path_buf(),
             message: e.message().to_string(),
         })?;
-        let c = file.options;
+        let mut c = file.options;
+        if c.temp_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+        {
+            c.temp_dir = None;
+        }
         let check = |option, value, min, max| {
             if (min..=max).contains(&value) {
                 Ok(())
@@ -95,6 +113,7 @@ impl EngineConfig {
         check("USI_Hash", c.hash_mb, 1, MAX_HASH_MB)?;
         check("Threads", c.threads, 1, MAX_THREADS)?;
         check("SolutionLimit", c.solution_limit, 1, MAX_SOLUTION_LIMIT)?;
+        check("DiskCap", c.disk_cap_mb, 0, MAX_DISK_CAP_MB)?;
         Ok(c)
     }
 
@@ -104,6 +123,15 @@ impl EngineConfig {
             source,
         })?;
         EngineConfig::from_toml(&text, path)
+    }
+
+    /// Where and how much a breadth-first pass may write (see `DiskCap`, `TempDir`).
+    pub fn disk_budget(&self) -> crate::search::DiskBudget {
+        crate::search::DiskBudget {
+            dir: self.temp_dir.clone(),
+            cap_bytes: (self.disk_cap_mb as u64) << 20,
+            always: false,
+        }
     }
 
     /// The explicit file if given, else the first `engine.toml` found next to the executable
@@ -139,6 +167,16 @@ mod tests {
         assert!(c.threads >= 1);
         let c = EngineConfig::from_toml("[options]\nThreads = 3\n", p).unwrap();
         assert_eq!(c.threads, 3);
+        let c = EngineConfig::from_toml("[options]\nTempDir = \"/var/tmp\"\nDiskCap = 0\n", p);
+        let c = c.unwrap();
+        assert_eq!(c.temp_dir.as_deref(), Some(Path::new("/var/tmp")));
+        assert_eq!(c.disk_budget().cap_bytes, 0);
+        let c = EngineConfig::from_toml("[options]\nTempDir = \"\"\n", p).unwrap();
+        assert_eq!(c.temp_dir, None);
+        assert_eq!(
+            c.disk_budget().cap_bytes,
+            (DEFAULT_DISK_CAP_MB as u64) << 20
+        );
         assert_eq!(
             EngineConfig::from_toml("", p).unwrap(),
             EngineConfig::default()

@@ -72,6 +72,14 @@ enum Command {
         /// positions, keys kept, memory, time): where a long problem's memory goes.
         #[arg(long, conflicts_with = "batch")]
         levels: bool,
+        /// Where a breadth-first pass that outgrows the memory writes its temporary file
+        /// (default: TempDir from engine.toml, else the system's temporary directory).
+        #[arg(long, value_name = "DIR")]
+        temp_dir: Option<std::path::PathBuf>,
+        /// MB that pass may write there; 0 never uses the disk (default: DiskCap from
+        /// engine.toml, else 65536).
+        #[arg(long, value_name = "MB")]
+        disk_cap: Option<usize>,
     },
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
@@ -170,12 +178,25 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             threads,
             jobs,
             levels,
+            temp_dir,
+            disk_cap,
         }) => {
             if jobs.is_some() && batch.is_none() {
                 eprintln!("kyozume solve: --jobs needs --batch FILE (one problem uses --threads)");
                 return Err(ExitCode::from(workbench::exit::BAD_INPUT));
             }
-            let config = load_config(cli)?;
+            let mut config = load_config(cli)?;
+            if let Some(dir) = temp_dir {
+                if !dir.is_dir() {
+                    eprintln!(
+                        "kyozume solve: --temp-dir {}: not a directory",
+                        dir.display()
+                    );
+                    return Err(ExitCode::from(workbench::exit::BAD_INPUT));
+                }
+                config.temp_dir = Some(dir.clone());
+            }
+            config.disk_cap_mb = disk_cap.unwrap_or(config.disk_cap_mb);
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
                 hash_mb: hash.unwrap_or(config.hash_mb).max(1),
@@ -187,6 +208,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 probe: probe.clone(),
                 output: *output,
                 levels: *levels,
+                disk: config.disk_budget(),
                 ..Default::default()
             };
             if let Some(file) = batch {

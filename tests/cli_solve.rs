@@ -409,7 +409,7 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
     let mut lines = err.lines();
     assert_eq!(
         lines.next(),
-        Some("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds")
+        Some("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB")
     );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split('\t').map(|f| f.parse().unwrap()).collect())
@@ -417,7 +417,8 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
     // Every level from the first to the one before the mate, in order, the keys only growing.
     assert_eq!(rows.len(), 982);
     for (i, row) in rows.iter().enumerate() {
-        assert_eq!(row.len(), 8);
+        assert_eq!(row.len(), 9);
+        assert_eq!(row[8], 0.0, "nothing on disk with room in memory");
         assert_eq!(row[0] as usize, i + 1);
         assert_eq!(row[1] as usize, 2 * (i + 1));
         assert!(row[2] >= 1.0, "an empty level would have proven no mate");

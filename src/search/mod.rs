@@ -13,7 +13,7 @@ pub mod tt;
 
 use crate::shogi::movegen;
 use crate::shogi::{Color, Move, Position};
-pub use bfs::LevelStats;
+pub use bfs::{DiskBudget, DiskError, LevelStats};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use path::PathSet;
 use smp::{Helper, SharedIteration};
@@ -50,6 +50,9 @@ pub struct Limits {
     /// Deepening iterations get helper threads once the previous one took this many nodes
     /// (None: the default, [`HELPERS_FROM_NODES`]; tests set 0 to share every iteration).
     pub helpers_from_nodes: Option<u64>,
+    /// Where the breadth-first pass may put its links once memory runs short (the default:
+    /// nowhere; the engine and the command line allow `DiskCap` in `TempDir`).
+    pub disk: DiskBudget,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -76,6 +79,8 @@ pub struct Progress {
     pub nodes: u64,
     pub elapsed: Duration,
     pub hashfull: u32,
+    /// Bytes the breadth-first pass has written to disk.
+    pub disk_bytes: u64,
 }
 
 impl Progress {
@@ -134,6 +139,9 @@ pub struct SearchResult {
 pub enum SearchError {
     #[error("the defender (side not to move) has no king to mate")]
     NoDefenderKing,
+    /// The breadth-first pass needed the disk and could not use it; what it proved is kept.
+    #[error("{0}")]
+    Disk(#[from] DiskError),
 }
 
 /// The helpmate solver: owns the transposition table, which persists between searches.
@@ -279,7 +287,7 @@ impl Solver {
         let mut run = Run::new(self, root, limits, stop, progress);
         loop {
             if run.breadth_first_is_due() {
-                if let Some(result) = run.breadth_first_pass() {
+                if let Some(result) = run.breadth_first_pass()? {
                     return Ok(result);
                 }
             }
@@ -377,6 +385,7 @@ impl<'s, 'p> Run<'s, 'p> {
             nodes: self.nodes + self.helper_nodes,
             elapsed: self.start.elapsed(),
             hashfull,
+            disk_bytes: 0,
         });
     }
 
@@ -404,8 +413,9 @@ impl<'s, 'p> Run<'s, 'p> {
 
     /// The breadth-first pass. It starts beside the table, in the memory kept back for it, and
     /// takes the table's memory only if it needs more. Returns the result when it has the
-    /// answer (or was stopped); otherwise deepening goes on from the bound it proved.
-    fn breadth_first_pass(&mut self) -> Option<SearchResult> {
+    /// answer (or was stopped); otherwise deepening goes on from the bound it proved. An error
+    /// when the disk was needed and could not be used.
+    fn breadth_first_pass(&mut self) -> Result<Option<SearchResult>, SearchError> {
         self.breadth_first_tried = true;
         let hash_mb = self.solver.hash_mb;
         let table_mb = self.solver.tt.size_mb();
@@ -431,6 +441,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 .limits
                 .parallel_slice_positions
                 .unwrap_or(bfs::SLICE_POSITIONS),
+            disk: self.limits.disk.clone(),
         };
         let tt = &mut solver.tt;
         let mut table_taken = false;
@@ -445,13 +456,14 @@ impl<'s, 'p> Run<'s, 'p> {
         let progress = &mut *self.progress;
         let start = self.start;
         let helper_nodes = self.helper_nodes;
-        let mut on_progress = |lb: u32, n: u64, permille: u32| {
+        let mut on_progress = |p: bfs::BfsProgress| {
             progress(&Progress {
-                depth: lb,
-                lower_bound: lb,
-                nodes: n + helper_nodes,
+                depth: p.lower_bound,
+                lower_bound: p.lower_bound,
+                nodes: p.nodes + helper_nodes,
                 elapsed: start.elapsed(),
-                hashfull: permille,
+                hashfull: p.permille,
+                disk_bytes: p.disk_bytes,
             })
         };
         let outcome = bfs::search_in_pool(
@@ -476,9 +488,9 @@ impl<'s, 'p> Run<'s, 'p> {
                     lines,
                     complete: true,
                 });
-                Some(self.finish(Outcome::Mate(line), solutions))
+                Ok(Some(self.finish(Outcome::Mate(line), solutions)))
             }
-            bfs::BfsOutcome::NoMate => Some(self.finish(Outcome::NoMate, None)),
+            bfs::BfsOutcome::NoMate => Ok(Some(self.finish(Outcome::NoMate, None))),
             bfs::BfsOutcome::GaveUp {
                 lower_bound: proven,
                 reason,
@@ -488,10 +500,14 @@ impl<'s, 'p> Run<'s, 'p> {
                 self.solver
                     .tt
                     .store_fact(self.pos.key(), self.lower_bound, None);
-                (reason != bfs::GiveUp::Memory).then(|| {
-                    let lower_bound = self.lower_bound;
-                    self.finish(Outcome::Unknown { lower_bound }, None)
-                })
+                match reason {
+                    bfs::GiveUp::Memory => Ok(None),
+                    bfs::GiveUp::Disk(e) => Err(e.into()),
+                    bfs::GiveUp::MaxPlies | bfs::GiveUp::Aborted(_) => {
+                        let lower_bound = self.lower_bound;
+                        Ok(Some(self.finish(Outcome::Unknown { lower_bound }, None)))
+                    }
+                }
             }
         }
     }
@@ -593,6 +609,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 nodes: n + helper_nodes_before + shared.helper_nodes.load(Ordering::Relaxed),
                 elapsed: start.elapsed(),
                 hashfull,
+                disk_bytes: 0,
             })
         };
         let Solver {

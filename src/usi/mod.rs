@@ -13,7 +13,9 @@ pub mod options;
 
 use crate::config::EngineConfig;
 use crate::search::probe::{ProbeLine, ProbeReport, Role, TableEntry};
-use crate::search::{self, Limits, Outcome, Progress, SearchResult, Solutions, Solver, NEVER};
+use crate::search::{
+    self, Limits, Outcome, Progress, SearchError, SearchResult, Solutions, Solver, NEVER,
+};
 use crate::shogi::{Move, Position};
 use command::{Command, MateTime, PositionBase};
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -371,6 +373,8 @@ impl Session {
             }
             Ok(OptionChange::Threads(n)) => self.config.threads = n,
             Ok(OptionChange::SolutionLimit(n)) => self.config.solution_limit = n,
+            Ok(OptionChange::TempDir(dir)) => self.config.temp_dir = dir,
+            Ok(OptionChange::DiskCapMb(mb)) => self.config.disk_cap_mb = mb,
             Ok(OptionChange::ClearHash) => {
                 let _ = self.jobs.send(Job::Clear);
             }
@@ -394,6 +398,7 @@ impl Session {
             max_plies: None,
             solution_limit: self.config.solution_limit,
             threads: self.config.threads,
+            disk: self.config.disk_budget(),
             ..Default::default()
         };
         self.gos_sent += 1;
@@ -501,9 +506,14 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 shared.end();
                 match result {
                     Ok(r) => report_result(out, &r),
-                    Err(e) => {
-                        out.error(&e.to_string());
+                    Err(SearchError::NoDefenderKing) => {
+                        out.error(&SearchError::NoDefenderKing.to_string());
                         out.line("checkmate nomate");
+                    }
+                    // Nothing proven about a mate: like a search that ran out of time.
+                    Err(e @ SearchError::Disk(_)) => {
+                        out.error(&e.to_string());
+                        out.line("checkmate timeout");
                     }
                 }
             }
@@ -592,14 +602,18 @@ pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
 }
 
 fn info_line(p: &Progress) -> String {
-    format!(
+    let line = format!(
         "info depth {} nodes {} nps {} hashfull {} time {}",
         p.depth,
         p.nodes,
         p.nps(),
         p.hashfull,
         p.elapsed.as_millis()
-    )
+    );
+    match p.disk_bytes {
+        0 => line,
+        bytes => format!("{line} string disk {} MB", bytes.div_ceil(1 << 20)),
+    }
 }
 
 fn moves_text(line: &[Move]) -> String {

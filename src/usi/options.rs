@@ -1,6 +1,7 @@
 //! The engine's USI options: declaration (`usi`) and validation (`setoption`).
 
-use crate::config::{EngineConfig, MAX_HASH_MB, MAX_SOLUTION_LIMIT, MAX_THREADS};
+use crate::config::{EngineConfig, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_SOLUTION_LIMIT, MAX_THREADS};
+use std::path::PathBuf;
 use thiserror::Error;
 
 /// A validated option change.
@@ -9,6 +10,9 @@ pub enum OptionChange {
     HashMb(usize),
     Threads(usize),
     SolutionLimit(usize),
+    /// None: the system's temporary directory.
+    TempDir(Option<PathBuf>),
+    DiskCapMb(usize),
     ClearHash,
     /// A GUI-standard option this engine has no use for (accepted silently).
     Ignored,
@@ -27,6 +31,8 @@ pub enum OptionError {
     },
     #[error("option {0} needs a value")]
     MissingValue(&'static str),
+    #[error("option TempDir: '{0}' is not a directory")]
+    NotADirectory(String),
 }
 
 /// `option ...` lines for the `usi` answer, with defaults from the configuration.
@@ -43,6 +49,17 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
         format!(
             "option name SolutionLimit type spin default {} min 1 max {MAX_SOLUTION_LIMIT}",
             config.solution_limit
+        ),
+        format!(
+            "option name TempDir type string default {}",
+            config
+                .temp_dir
+                .as_ref()
+                .map_or("<empty>".to_string(), |d| d.display().to_string())
+        ),
+        format!(
+            "option name DiskCap type spin default {} min 0 max {MAX_DISK_CAP_MB}",
+            config.disk_cap_mb
         ),
         "option name ClearHash type button".to_string(),
     ]
@@ -68,6 +85,24 @@ fn spin(
         })
 }
 
+/// A `TempDir` value: empty or `<empty>` for the system's temporary directory, else an existing
+/// directory (checked now, so that a typo shows at once rather than when a long search needs
+/// the disk).
+fn temp_dir(value: Option<&str>) -> Result<Option<PathBuf>, OptionError> {
+    let value = value.map(str::trim).unwrap_or("");
+    if value.is_empty() || value == "<empty>" {
+        return Ok(None);
+    }
+    let dir = PathBuf::from(value);
+    if dir.is_dir() {
+        Ok(Some(dir))
+    } else {
+        Err(OptionError::NotADirectory(
+            value.chars().take(200).collect(),
+        ))
+    }
+}
+
 /// Validates `setoption name <name> [value <value>]`. Names compare case-insensitively,
 /// as some GUIs change their case.
 pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, OptionError> {
@@ -78,6 +113,8 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
         "solutionlimit" => {
             spin("SolutionLimit", value, 1, MAX_SOLUTION_LIMIT).map(OptionChange::SolutionLimit)
         }
+        "tempdir" => temp_dir(value).map(OptionChange::TempDir),
+        "diskcap" => spin("DiskCap", value, 0, MAX_DISK_CAP_MB).map(OptionChange::DiskCapMb),
         "clearhash" | "clear hash" => Ok(OptionChange::ClearHash),
         _ if lower.starts_with("usi_") => Ok(OptionChange::Ignored),
         _ => Err(OptionError::Unknown(name.chars().take(40).collect())),
@@ -119,5 +156,27 @@ mod tests {
             Err(OptionError::Unknown("Foo".into()))
         );
         assert_eq!(parse_change("ClearHash", None), Ok(OptionChange::ClearHash));
+        assert_eq!(
+            parse_change("DiskCap", Some("0")),
+            Ok(OptionChange::DiskCapMb(0))
+        );
+        assert_eq!(
+            parse_change("TempDir", Some("<empty>")),
+            Ok(OptionChange::TempDir(None))
+        );
+        assert_eq!(
+            parse_change("TempDir", None),
+            Ok(OptionChange::TempDir(None))
+        );
+        let here = env!("CARGO_MANIFEST_DIR");
+        assert_eq!(
+            parse_change("TempDir", Some(here)),
+            Ok(OptionChange::TempDir(Some(PathBuf::from(here))))
+        );
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        assert!(matches!(
+            parse_change("TempDir", Some(file)),
+            Err(OptionError::NotADirectory(_))
+        ));
     }
 }

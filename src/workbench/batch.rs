@@ -132,6 +132,10 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
     let per_job = SolveOptions {
         hash_mb: (options.hash_mb / jobs).max(1),
         threads: (options.threads / jobs).max(1),
+        disk: crate::search::DiskBudget {
+            cap_bytes: options.disk.cap_bytes / jobs as u64,
+            ..options.disk.clone()
+        },
         ..options.clone()
     };
     let mut solvers = Vec::with_capacity(jobs);

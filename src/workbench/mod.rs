@@ -45,6 +45,8 @@ pub struct SolveOptions {
     pub output: Option<RecordFormat>,
     /// `--levels`: print each breadth-first level's figures on stderr.
     pub levels: bool,
+    /// Where a breadth-first pass may write once memory runs short.
+    pub disk: crate::search::DiskBudget,
     /// Where the figures go: `solve_one` sets it up when `levels` is on (leave it `None`).
     pub level_log: Option<crossbeam_channel::Sender<crate::search::LevelStats>>,
 }
@@ -78,6 +80,7 @@ impl SolveOptions {
             solution_limit: self.solutions,
             threads: self.threads,
             level_log: self.level_log.clone(),
+            disk: self.disk.clone(),
             ..Default::default()
         }
     }
@@ -92,10 +95,10 @@ fn print_levels() -> (
     let (sender, receiver) = crossbeam_channel::unbounded::<crate::search::LevelStats>();
     let printer = std::thread::spawn(move || {
         const MB: f64 = (1 << 20) as f64;
-        eprintln!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds");
+        eprintln!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB");
         for (i, l) in receiver.iter().enumerate() {
             eprintln!(
-                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}",
+                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}",
                 i + 1,
                 l.plies,
                 l.positions,
@@ -103,7 +106,8 @@ fn print_levels() -> (
                 l.key_bytes as f64 / MB,
                 l.graph_bytes as f64 / MB,
                 l.bytes as f64 / MB,
-                l.elapsed.as_secs_f64()
+                l.elapsed.as_secs_f64(),
+                l.disk_bytes as f64 / MB
             );
         }
     });

@@ -17,15 +17,19 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
+mod disk;
 mod expand;
 mod keyset;
 mod parallel;
+
+pub use disk::{DiskBudget, DiskError};
 
 pub(crate) use parallel::SLICE_POSITIONS;
 
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
+use disk::{DiskEdges, LinkFile};
 use expand::{DeadCache, Pipeline};
 use keyset::KeySet;
 use std::time::{Duration, Instant};
@@ -40,9 +44,11 @@ pub(crate) enum BfsOutcome {
     GaveUp { lower_bound: u32, reason: GiveUp },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum GiveUp {
     Memory,
+    /// The links could not go to disk, or could not be read back.
+    Disk(DiskError),
     /// The next level would go past the longest mate looked for.
     MaxPlies,
     Aborted(Abort),
@@ -75,8 +81,10 @@ pub struct LevelStats {
     /// Positions kept in the seen set so far.
     pub keys: usize,
     pub key_bytes: usize,
-    /// Bytes of the links kept for rebuilding lines.
+    /// Bytes of the links kept in memory for rebuilding lines.
     pub graph_bytes: usize,
+    /// Bytes of links written to disk.
+    pub disk_bytes: u64,
     /// All the search's memory: keys, links, this level's positions.
     pub bytes: usize,
     /// Since the breadth-first search began.
@@ -97,6 +105,20 @@ pub(crate) struct BfsLimits<'a> {
     pub parallel_from_positions: usize,
     /// The threads expand this many positions before inserting their children.
     pub parallel_slice_positions: usize,
+    /// Where the links go once memory runs short.
+    pub disk: DiskBudget,
+}
+
+/// A progress report of the pass.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BfsProgress {
+    /// No helpmate is shorter than this.
+    pub lower_bound: u32,
+    pub nodes: u64,
+    /// Memory used, per mille of the budget.
+    pub permille: u32,
+    /// Bytes written to disk.
+    pub disk_bytes: u64,
 }
 
 /// [`search`], with its loop on one of the pool's threads when there is a pool: each level's
@@ -108,7 +130,7 @@ pub(crate) fn search_in_pool(
     root: &Position,
     limits: &BfsLimits,
     nodes: &mut u64,
-    progress: &mut dyn FnMut(u32, u64, u32),
+    progress: &mut dyn FnMut(BfsProgress),
     more_memory: &mut (dyn FnMut() -> usize + Send),
 ) -> BfsOutcome {
     let Some(pool) = limits.pool else {
@@ -119,29 +141,29 @@ pub(crate) fn search_in_pool(
     pool.in_place_scope(|scope| {
         let outcome = &mut outcome;
         scope.spawn(move |_| {
-            let mut report = move |lower_bound, n, permille| {
+            let mut report = move |report| {
                 // The receiver lives until this job ends.
-                let _ = sender.send((lower_bound, n, permille));
+                let _ = sender.send(report);
             };
             *outcome = Some(search(root, limits, nodes, &mut report, more_memory));
         });
         // The reports end when the job (and with it the sender) does.
-        for (lower_bound, n, permille) in reports.iter() {
-            progress(lower_bound, n, permille);
+        for report in reports.iter() {
+            progress(report);
         }
     });
     outcome.expect("the search job ran to its end")
 }
 
 /// Runs the breadth-first search from `root` (attacker to move). `nodes` counts moves played;
-/// `progress(lower_bound, nodes, memory used per mille of the budget)` is called after levels,
-/// at most ten times a second, and at least once a second during a long level. When the budget
-/// is used up, `more_memory()` is asked for more bytes (0: there are none, give up).
+/// `progress` is called after levels, at most ten times a second, and at least once a second
+/// during a long level. When the budget is used up, `more_memory()` is asked for more bytes;
+/// when it has none, the links move to disk (if `limits.disk` allows); then the pass gives up.
 pub(crate) fn search(
     root: &Position,
     limits: &BfsLimits,
     nodes: &mut u64,
-    progress: &mut dyn FnMut(u32, u64, u32),
+    progress: &mut dyn FnMut(BfsProgress),
     more_memory: &mut dyn FnMut() -> usize,
 ) -> BfsOutcome {
     let mut budget = limits.budget_bytes;
@@ -154,6 +176,14 @@ pub(crate) fn search(
     let mut level = LevelPositions::root(root);
     let mut counts: Vec<u32> = vec![1];
     let mut graph = LevelGraph::default();
+    if limits.disk.always {
+        if let Err(e) = graph.move_to_disk(&limits.disk) {
+            return BfsOutcome::GaveUp {
+                lower_bound: 1,
+                reason: GiveUp::Disk(e),
+            };
+        }
+    }
     let mut dead = DeadCache::new();
     let mut last_report = Instant::now();
     let started = Instant::now();
@@ -169,6 +199,7 @@ pub(crate) fn search(
             return give_up(GiveUp::MaxPlies);
         }
         let held = graph.bytes() + level.bytes() + counts.capacity() * 4 + DeadCache::BYTES;
+        let mut disk_error = None;
         let outcome = {
             let this_level = Level {
                 positions: &level,
@@ -180,19 +211,41 @@ pub(crate) fn search(
             };
             // At least once a second during a wide level.
             let last_permille = permille(seen.bytes() + held, budget);
-            let mut tick = |n: u64| {
+            let disk_bytes = graph.disk_bytes();
+            let mut tick = |nodes: u64| {
                 if last_report.elapsed() >= Duration::from_secs(1) {
-                    progress(lower_bound, n, last_permille);
+                    progress(BfsProgress {
+                        lower_bound,
+                        nodes,
+                        permille: last_permille,
+                        disk_bytes,
+                    });
                     last_report = Instant::now();
                 }
             };
             let budget_now = budget;
+            // `held` above counts the links in memory: those moved to disk during the level
+            // are credited to the budget instead, until the level ends.
+            let mut credit = 0;
             let mut more = || {
                 let extra = more_memory();
-                budget += extra;
-                extra
+                if extra > 0 {
+                    budget += extra;
+                    return extra;
+                }
+                match graph.move_to_disk(&limits.disk) {
+                    Ok(freed) => {
+                        credit += freed;
+                        budget += freed;
+                        freed
+                    }
+                    Err(e) => {
+                        disk_error = Some(e);
+                        0
+                    }
+                }
             };
-            match limits
+            let outcome = match limits
                 .pool
                 .filter(|_| level.len() >= limits.parallel_from_positions)
             {
@@ -217,15 +270,21 @@ pub(crate) fn search(
                     &mut more,
                     &mut tick,
                 ),
-            }
+            };
+            budget -= credit;
+            outcome
         };
         match outcome {
             LevelOutcome::Mates { mates, count } => {
-                let lines = graph.lines(&mates, cap as usize);
-                return BfsOutcome::Mate { lines, count };
+                return match graph.lines(&mates, cap as usize) {
+                    Ok(lines) => BfsOutcome::Mate { lines, count },
+                    Err(e) => give_up(GiveUp::Disk(e)),
+                };
             }
             LevelOutcome::Aborted(abort) => return give_up(GiveUp::Aborted(abort)),
-            LevelOutcome::Memory => return give_up(GiveUp::Memory),
+            LevelOutcome::Memory => {
+                return give_up(disk_error.map_or(GiveUp::Memory, GiveUp::Disk));
+            }
             LevelOutcome::Next {
                 next,
                 counts: next_counts,
@@ -234,22 +293,36 @@ pub(crate) fn search(
                 if next.is_empty() {
                     return BfsOutcome::NoMate;
                 }
-                graph.push(edges);
+                if let Err(e) = graph.push(edges) {
+                    return give_up(GiveUp::Disk(e));
+                }
                 level = next;
                 level.shrink_to_fit();
                 counts = next_counts;
             }
         }
-        let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
-        if used > budget {
+        let used = loop {
+            let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
+            if used <= budget {
+                break used;
+            }
             match more_memory() {
-                0 => return give_up(GiveUp::Memory),
+                0 => match graph.move_to_disk(&limits.disk) {
+                    Ok(0) => return give_up(GiveUp::Memory),
+                    Ok(_) => {}
+                    Err(e) => return give_up(GiveUp::Disk(e)),
+                },
                 extra => budget += extra,
             }
-        }
+        };
         log_level(limits, depth, &level, &seen, &graph, used, started);
         if last_report.elapsed() >= Duration::from_millis(100) {
-            progress(lower_bound + 2, *nodes, permille(used, budget));
+            progress(BfsProgress {
+                lower_bound: lower_bound + 2,
+                nodes: *nodes,
+                permille: permille(used, budget),
+                disk_bytes: graph.disk_bytes(),
+            });
             last_report = Instant::now();
         }
     }
@@ -546,6 +619,7 @@ fn log_level(
             keys: seen.len(),
             key_bytes: seen.bytes(),
             graph_bytes: graph.bytes(),
+            disk_bytes: graph.disk_bytes(),
             bytes,
             elapsed: started.elapsed(),
         });
@@ -571,55 +645,103 @@ impl LevelEdges {
     }
 }
 
-/// All levels' edges, for reading mating lines back to the root.
+/// All levels' edges, for reading mating lines back to the root: in memory, or once memory
+/// runs short, in a file (see `disk.rs`).
 #[derive(Default)]
 struct LevelGraph {
     /// `levels[k]` holds the edges into level `k + 1`.
-    levels: Vec<LevelEdges>,
+    levels: Vec<StoredEdges>,
     bytes: usize,
+    /// Where levels go once the graph has moved to disk.
+    file: Option<LinkFile>,
+}
+
+enum StoredEdges {
+    Memory(LevelEdges),
+    Disk(DiskEdges),
 }
 
 impl LevelGraph {
+    /// Bytes held in memory.
     fn bytes(&self) -> usize {
-        self.bytes
+        self.bytes + self.levels.capacity() * std::mem::size_of::<StoredEdges>()
     }
 
-    fn push(&mut self, mut edges: LevelEdges) {
+    /// Bytes written to disk.
+    fn disk_bytes(&self) -> u64 {
+        self.file.as_ref().map_or(0, LinkFile::written)
+    }
+
+    fn push(&mut self, mut edges: LevelEdges) -> Result<(), DiskError> {
         // Sorted by child, so that lines can find every edge into a position; stable, so that
         // the edges into one child stay in the order they were found (as the threaded
         // expansion orders them too).
         edges.extra.sort_by_key(|&(child, _)| child);
-        edges.first.shrink_to_fit();
-        edges.extra.shrink_to_fit();
-        self.bytes += edges.bytes();
-        self.levels.push(edges);
+        let stored = match &mut self.file {
+            Some(file) => StoredEdges::Disk(file.append(&edges.first, &edges.extra)?),
+            None => {
+                edges.first.shrink_to_fit();
+                edges.extra.shrink_to_fit();
+                self.bytes += edges.bytes();
+                StoredEdges::Memory(edges)
+            }
+        };
+        self.levels.push(stored);
+        Ok(())
+    }
+
+    /// Moves the levels held in memory to a file, where later levels go too. Returns the
+    /// bytes freed (0 if the disk may not be used or the graph is there already).
+    fn move_to_disk(&mut self, budget: &DiskBudget) -> Result<usize, DiskError> {
+        if self.file.is_some() || budget.cap_bytes == 0 {
+            return Ok(0);
+        }
+        let mut file = LinkFile::create(budget)?;
+        for level in &mut self.levels {
+            if let StoredEdges::Memory(edges) = level {
+                *level = StoredEdges::Disk(file.append(&edges.first, &edges.extra)?);
+            }
+        }
+        self.file = Some(file);
+        Ok(std::mem::take(&mut self.bytes))
     }
 
     /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
-    fn edges_into(&self, depth: usize, index: u32) -> impl Iterator<Item = Link> + '_ {
-        let edges = &self.levels[depth - 1];
+    fn edges_into(&self, depth: usize, index: u32) -> Result<Vec<Link>, DiskError> {
+        let edges = match &self.levels[depth - 1] {
+            StoredEdges::Memory(edges) => edges,
+            StoredEdges::Disk(stored) => {
+                let file = self.file.as_ref().expect("levels on disk have a file");
+                return file.edges_into(stored, index);
+            }
+        };
         let start = edges.extra.partition_point(|&(child, _)| child < index);
         let others = edges.extra[start..]
             .iter()
-            .take_while(move |&&(child, _)| child == index)
+            .take_while(|&&(child, _)| child == index)
             .map(|&(_, link)| link);
-        std::iter::once(edges.first[index as usize]).chain(others)
+        Ok(std::iter::once(edges.first[index as usize])
+            .chain(others)
+            .collect())
     }
 
     /// Up to `cap` mating lines, in the order their last moves were found.
-    fn lines(&self, mates: &[(u32, Move)], cap: usize) -> Vec<Vec<Move>> {
+    fn lines(&mut self, mates: &[(u32, Move)], cap: usize) -> Result<Vec<Vec<Move>>, DiskError> {
+        if let Some(file) = &mut self.file {
+            file.finish_writing()?;
+        }
         let depth = self.levels.len();
         let mut lines = Vec::new();
         let mut suffix = Vec::with_capacity(2 * depth + 1);
         for &(parent, check) in mates {
             suffix.clear();
             suffix.push(check);
-            self.walk_back(depth, parent, &mut suffix, &mut lines, cap);
+            self.walk_back(depth, parent, &mut suffix, &mut lines, cap)?;
             if lines.len() >= cap {
                 break;
             }
         }
-        lines
+        Ok(lines)
     }
 
     /// Extends the reversed `suffix` from position `index` of level `depth` back to the root in
@@ -631,20 +753,21 @@ impl LevelGraph {
         suffix: &mut Vec<Move>,
         lines: &mut Vec<Vec<Move>>,
         cap: usize,
-    ) {
+    ) -> Result<(), DiskError> {
         if depth == 0 {
             lines.push(suffix.iter().rev().copied().collect());
-            return;
+            return Ok(());
         }
-        for link in self.edges_into(depth, index) {
+        for link in self.edges_into(depth, index)? {
             if lines.len() >= cap {
-                return;
+                break;
             }
             suffix.push(link.evasion);
             suffix.push(link.check);
-            self.walk_back(depth - 1, link.parent, suffix, lines, cap);
+            self.walk_back(depth - 1, link.parent, suffix, lines, cap)?;
             suffix.pop();
             suffix.pop();
         }
+        Ok(())
     }
 }
