@@ -91,6 +91,20 @@ impl ZeroedTable<u64> {
     }
 }
 
+/// Hands memory the allocator holds free back to the system. glibc keeps freed blocks of a few
+/// megabytes in its heaps, where they still count in the process's resident memory: when the
+/// breadth-first links of 加藤徹 6935 (7 GB in thousands of vectors) moved to disk, the pass
+/// accounted 11 GB but the process stayed at 15.5 GB, and grew to 17.5 GB as the later, wider
+/// levels' vectors could not reuse the holes. Called when memory is short, after a release.
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own heaps, under their locks, and returns unused
+    // pages to the system; it touches no memory in use.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

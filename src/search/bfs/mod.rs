@@ -172,7 +172,7 @@ pub(crate) fn search(
     // one more evasion generation, which is cheaper than remembering every one of them, and a
     // position without a check has no future.
     let mut seen = KeySet::new();
-    let _ = seen.insert(root.key(), usize::MAX);
+    let _ = seen.insert(root.key(), usize::MAX, false);
     let mut level = LevelPositions::root(root);
     let mut counts: Vec<u32> = vec![1];
     let mut graph = LevelGraph::default();
@@ -299,6 +299,11 @@ pub(crate) fn search(
                 level = next;
                 level.shrink_to_fit();
                 counts = next_counts;
+                if graph.disk_bytes() > 0 {
+                    // Memory is short: the vectors of the level just finished would otherwise
+                    // stay with the allocator, and the next, wider level's be taken anew.
+                    crate::search::memory::release_freed_memory();
+                }
             }
         }
         let used = loop {
@@ -508,11 +513,16 @@ impl expand::ChildSink for NextLevel<'_> {
     #[inline]
     fn add(&mut self, child: expand::NewChild) -> Result<(), ()> {
         let (key, link, paths) = (child.key, child.link, child.paths);
+        let mut cram = false;
         loop {
             let others = self.held + self.bytes();
-            match self.seen.insert(key, self.budget.saturating_sub(others)) {
+            match self
+                .seen
+                .insert(key, self.budget.saturating_sub(others), cram)
+            {
                 Ok(_) => break,
                 Err(()) => match (self.more_memory)() {
+                    0 if !cram => cram = true,
                     0 => return Err(()),
                     extra => self.budget += extra,
                 },
@@ -703,6 +713,7 @@ impl LevelGraph {
             }
         }
         self.file = Some(file);
+        crate::search::memory::release_freed_memory();
         Ok(std::mem::take(&mut self.bytes))
     }
 

@@ -155,19 +155,24 @@ pub(super) fn expand_level(
         for out in inserted.iter_mut() {
             out.resume_at = Some((0, 0));
         }
+        let mut cramming = false;
         loop {
             let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
             for (i, shard) in seen.shards.iter_mut().enumerate() {
                 shards[i % owners].push(shard);
             }
-            let share = allowance / owners;
+            // The memory left goes to the owners still inserting.
+            let working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
+            let share = allowance / working.max(1);
+            let cram = cramming;
             let used: Vec<usize> = pool.install(|| {
                 shards
                     .into_par_iter()
                     .zip(inserted.par_iter_mut())
                     .enumerate()
                     .map(|(owner, (mut mine, out))| {
-                        insert_owned(owner, owners, &mut mine, &expanded, level, share, out)
+                        let memory = (share, cram);
+                        insert_owned(owner, owners, &mut mine, &expanded, level, memory, out)
                     })
                     .collect()
             });
@@ -180,10 +185,15 @@ pub(super) fn expand_level(
                     .unwrap_or(Abort::Stopped);
                 return LevelOutcome::Aborted(abort);
             }
-            if inserted.iter().all(|o| o.resume_at.is_none()) {
+            let still_working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
+            if still_working == 0 {
                 break;
             }
             match more_memory() {
+                // What the owners now done did not use goes to the others: try again.
+                0 if still_working < working && allowance > 0 => {}
+                // No more memory: fill the shards further before giving up.
+                0 if !cramming => cramming = true,
                 0 => return LevelOutcome::Memory,
                 extra => allowance += extra,
             }
@@ -393,16 +403,18 @@ impl Buckets<'_> {
 }
 
 /// Phase 2 for one owner: inserts its candidates, chunk by chunk, resuming where a previous
-/// call stopped for want of memory. Returns the bytes its shards grew by.
+/// call stopped for want of memory. `memory`: the bytes its shards may grow by, and whether to
+/// cram them (see `Shard::insert`). Returns the bytes its shards grew by.
 fn insert_owned(
     owner: usize,
     owners: usize,
     shards: &mut [&mut Shard],
     expanded: &[Expanded],
     level: &Level,
-    mut allowance: usize,
+    memory: (usize, bool),
     out: &mut Inserted,
 ) -> usize {
+    let (mut allowance, cram) = memory;
     let start_allowance = allowance;
     let Some((first_chunk, first_i)) = out.resume_at.take() else {
         return 0;
@@ -420,7 +432,7 @@ fn insert_owned(
                 shards[keyset::shard_of(ahead.key) / owners].prefetch(ahead.key);
             }
             let shard = &mut shards[keyset::shard_of(c.key) / owners];
-            match shard.insert(c.key, &mut allowance) {
+            match shard.insert(c.key, &mut allowance, cram) {
                 Err(()) => {
                     out.resume_at = Some((chunk, i));
                     return start_allowance - allowance;
