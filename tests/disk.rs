@@ -142,15 +142,20 @@ fn a_stopped_pass_leaves_nothing_behind() {
         ..Default::default()
     };
     let mut written = 0;
+    let mut stopped_at = None;
     let result = solve(64, &sfen, &limits, &stop, &mut |p| {
         written = p.disk_bytes;
-        if p.disk_bytes > 0 {
+        if p.disk_bytes > 0 && stopped_at.is_none() {
             assert_eq!(entries(dir.path()), 0);
             stop.store(true, Ordering::SeqCst);
+            stopped_at = Some(std::time::Instant::now());
         }
     })
     .unwrap();
     assert!(written > 0);
+    // Promptly (the issue asks for 100 ms; the bound leaves room for a loaded CI machine).
+    let latency = stopped_at.unwrap().elapsed();
+    assert!(latency < Duration::from_millis(500), "{latency:?}");
     assert!(
         matches!(result.outcome, Outcome::Unknown { .. }),
         "{:?}",

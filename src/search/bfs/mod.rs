@@ -63,6 +63,8 @@ struct Link {
 }
 
 const LINK_BYTES: usize = std::mem::size_of::<Link>();
+/// Links moved to disk at a time when memory runs short (a fraction of a second of writing).
+const DISK_STEP_BYTES: usize = 64 << 20;
 const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
 
 /// Levels at least this wide are expanded with several threads (when there are any); narrower
@@ -177,7 +179,7 @@ pub(crate) fn search(
     let mut counts: Vec<u32> = vec![1];
     let mut graph = LevelGraph::default();
     if limits.disk.always {
-        if let Err(e) = graph.move_to_disk(&limits.disk) {
+        if let Err(e) = graph.move_to_disk(&limits.disk, 0) {
             return BfsOutcome::GaveUp {
                 lower_bound: 1,
                 reason: GiveUp::Disk(e),
@@ -233,7 +235,7 @@ pub(crate) fn search(
                     budget += extra;
                     return extra;
                 }
-                match graph.move_to_disk(&limits.disk) {
+                match graph.move_to_disk(&limits.disk, DISK_STEP_BYTES) {
                     Ok(freed) => {
                         credit += freed;
                         budget += freed;
@@ -312,7 +314,7 @@ pub(crate) fn search(
                 break used;
             }
             match more_memory() {
-                0 => match graph.move_to_disk(&limits.disk) {
+                0 => match graph.move_to_disk(&limits.disk, DISK_STEP_BYTES) {
                     Ok(0) => return give_up(GiveUp::Memory),
                     Ok(_) => {}
                     Err(e) => return give_up(GiveUp::Disk(e)),
@@ -662,8 +664,10 @@ struct LevelGraph {
     /// `levels[k]` holds the edges into level `k + 1`.
     levels: Vec<StoredEdges>,
     bytes: usize,
-    /// Where levels go once the graph has moved to disk.
+    /// Where levels go once the graph has started moving to disk.
     file: Option<LinkFile>,
+    /// Levels before this one are all on disk.
+    on_disk_before: usize,
 }
 
 enum StoredEdges {
@@ -700,21 +704,32 @@ impl LevelGraph {
         Ok(())
     }
 
-    /// Moves the levels held in memory to a file, where later levels go too. Returns the
-    /// bytes freed (0 if the disk may not be used or the graph is there already).
-    fn move_to_disk(&mut self, budget: &DiskBudget) -> Result<usize, DiskError> {
-        if self.file.is_some() || budget.cap_bytes == 0 {
+    /// Moves levels held in memory to a file, oldest first, until `want` bytes are freed or
+    /// none are left; from the first call on, new levels go to the file too. Returns the bytes
+    /// freed (0 if the disk may not be used or everything is there already). A step at a time,
+    /// so that the pass goes on reporting and answering `stop` (moving 6.5 GB at once took 20 s).
+    fn move_to_disk(&mut self, budget: &DiskBudget, want: usize) -> Result<usize, DiskError> {
+        if budget.cap_bytes == 0 {
             return Ok(0);
         }
-        let mut file = LinkFile::create(budget)?;
-        for level in &mut self.levels {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => self.file.insert(LinkFile::create(budget)?),
+        };
+        let mut freed = 0;
+        while freed < want && self.on_disk_before < self.levels.len() {
+            let level = &mut self.levels[self.on_disk_before];
             if let StoredEdges::Memory(edges) = level {
+                freed += edges.bytes();
                 *level = StoredEdges::Disk(file.append(&edges.first, &edges.extra)?);
             }
+            self.on_disk_before += 1;
         }
-        self.file = Some(file);
-        crate::search::memory::release_freed_memory();
-        Ok(std::mem::take(&mut self.bytes))
+        self.bytes -= freed;
+        if freed > 0 {
+            crate::search::memory::release_freed_memory();
+        }
+        Ok(freed)
     }
 
     /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
