@@ -506,8 +506,8 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 shared.end();
                 match result {
                     Ok(r) => report_result(out, &r),
-                    Err(SearchError::NoDefenderKing) => {
-                        out.error(&SearchError::NoDefenderKing.to_string());
+                    Err(e @ SearchError::NoDefenderKing) => {
+                        out.error(&e.to_string());
                         out.line("checkmate nomate");
                     }
                     // Nothing proven about a mate: like a search that ran out of time.

@@ -32,10 +32,10 @@ const SHARD_BITS: u32 = 6;
 const FULL_PERCENT: usize = 70;
 /// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
 /// not even that fits and no more memory is to be had, it fills up to `CRAMMED_PERCENT`
-/// (probes get longer, but the pass goes on). The shards reach 70% at about the same time: growing them all by half near the budget
-/// had 加藤徹 6935 give up at 6,369 of its 6,935 plies with a fifth of its memory unused, and
-/// growing by half while it fitted, then filling, at 6,767 plies with shards grown last still
-/// half empty.
+/// (probes get longer, but the pass goes on). The shards reach 70% at about the same time:
+/// growing them all by half near the budget had 加藤徹 6935 give up at 6,369 of its 6,935 plies
+/// with a fifth of its memory unused, and growing by half while it fitted, then filling, at
+/// 6,767 plies with shards grown last still half empty.
 const AMPLE_SHARDS: usize = 32;
 const CRAMMED_PERCENT: usize = 90;
 

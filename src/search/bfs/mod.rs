@@ -229,22 +229,19 @@ pub(crate) fn search(
             // `held` above counts the links in memory: those moved to disk during the level
             // are credited to the budget instead, until the level ends.
             let mut credit = 0;
-            let mut more = || {
-                let extra = more_memory();
-                if extra > 0 {
+            let mut more = || match more_room(more_memory, &mut graph, &limits.disk) {
+                Ok(Room::Memory(extra)) => {
                     budget += extra;
-                    return extra;
+                    extra
                 }
-                match graph.move_to_disk(&limits.disk, DISK_STEP_BYTES) {
-                    Ok(freed) => {
-                        credit += freed;
-                        budget += freed;
-                        freed
-                    }
-                    Err(e) => {
-                        disk_error = Some(e);
-                        0
-                    }
+                Ok(Room::Disk(freed)) => {
+                    credit += freed;
+                    budget += freed;
+                    freed
+                }
+                Err(e) => {
+                    disk_error = Some(e);
+                    0
                 }
             };
             let outcome = match limits
@@ -313,13 +310,11 @@ pub(crate) fn search(
             if used <= budget {
                 break used;
             }
-            match more_memory() {
-                0 => match graph.move_to_disk(&limits.disk, DISK_STEP_BYTES) {
-                    Ok(0) => return give_up(GiveUp::Memory),
-                    Ok(_) => {}
-                    Err(e) => return give_up(GiveUp::Disk(e)),
-                },
-                extra => budget += extra,
+            match more_room(more_memory, &mut graph, &limits.disk) {
+                Ok(Room::Memory(extra)) => budget += extra,
+                Ok(Room::Disk(0)) => return give_up(GiveUp::Memory),
+                Ok(Room::Disk(_)) => {}
+                Err(e) => return give_up(GiveUp::Disk(e)),
             }
         };
         log_level(limits, depth, &level, &seen, &graph, used, started);
@@ -334,6 +329,28 @@ pub(crate) fn search(
         }
     }
     unreachable!("levels are unbounded")
+}
+
+/// Where more room came from once the budget was spent.
+enum Room {
+    /// Bytes added to the budget (the table's memory).
+    Memory(usize),
+    /// Bytes of links moved to disk (0: nothing left to move).
+    Disk(usize),
+}
+
+/// More room for a pass that has spent its budget, in the order it is taken: the caller's
+/// memory (the table's), then links moved to disk. (Last comes the fuller key set, see
+/// `Shard::insert`.)
+fn more_room(
+    more_memory: &mut dyn FnMut() -> usize,
+    graph: &mut LevelGraph,
+    disk: &DiskBudget,
+) -> Result<Room, DiskError> {
+    match more_memory() {
+        0 => graph.move_to_disk(disk, DISK_STEP_BYTES).map(Room::Disk),
+        extra => Ok(Room::Memory(extra)),
+    }
 }
 
 /// The positions of a level, each with its checks (found when the position was reached, to
@@ -466,6 +483,8 @@ struct NextLevel<'a> {
     held: usize,
     budget: usize,
     more_memory: &'a mut dyn FnMut() -> usize,
+    /// No more memory to be had: the key set fills its shards further (see `Shard::insert`).
+    cramming: bool,
 }
 
 impl NextLevel<'_> {
@@ -515,16 +534,13 @@ impl expand::ChildSink for NextLevel<'_> {
     #[inline]
     fn add(&mut self, child: expand::NewChild) -> Result<(), ()> {
         let (key, link, paths) = (child.key, child.link, child.paths);
-        let mut cram = false;
         loop {
             let others = self.held + self.bytes();
-            match self
-                .seen
-                .insert(key, self.budget.saturating_sub(others), cram)
-            {
+            let allowance = self.budget.saturating_sub(others);
+            match self.seen.insert(key, allowance, self.cramming) {
                 Ok(_) => break,
                 Err(()) => match (self.more_memory)() {
-                    0 if !cram => cram = true,
+                    0 if !self.cramming => self.cramming = true,
                     0 => return Err(()),
                     extra => self.budget += extra,
                 },
@@ -563,6 +579,7 @@ fn expand_level(
         held: level.held,
         budget,
         more_memory,
+        cramming: false,
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
     let mut pipeline = Pipeline::new();
