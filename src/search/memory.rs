@@ -46,6 +46,25 @@ impl<T: Pod> ZeroedTable<T> {
         })
     }
 
+    /// `len` zeroed records whose pages the system provides now, in one call: for a table that
+    /// is about to be written all over. Lazily zeroed pages that are read before they are
+    /// written are mapped twice, and the second time the system interrupts every other thread
+    /// of the process to flush its address translations (a key-set shard grown at two threads:
+    /// 1461 went from 6.05 s to 5.37 s).
+    pub(crate) fn new_populated(len: usize) -> Option<ZeroedTable<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        let map = memmap2::MmapOptions::new()
+            .len(bytes.max(1))
+            .populate()
+            .map_anon()
+            .ok()?;
+        Some(ZeroedTable {
+            map,
+            len,
+            record: PhantomData,
+        })
+    }
+
     /// Touches every page now, so that the page faults are not taken during a search.
     pub(crate) fn prefault(&mut self) {
         let bytes = self.len * std::mem::size_of::<T>();

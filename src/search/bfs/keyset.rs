@@ -149,7 +149,7 @@ impl Shard {
     }
 
     fn grow(&mut self, slots: usize) -> Result<(), ()> {
-        let bigger = ZeroedTable::new(slots).ok_or(())?;
+        let bigger = ZeroedTable::new_populated(slots).ok_or(())?;
         let old = std::mem::replace(&mut self.table, bigger);
         let table = self.table.as_mut_slice();
         for word in old.as_slice().iter().copied().filter(|&w| w != 0) {

@@ -187,6 +187,7 @@ pub(crate) fn search(
         }
     }
     let mut dead = DeadCache::new();
+    let mut workers = limits.pool.map(parallel::Workers::new);
     let mut last_report = Instant::now();
     let started = Instant::now();
     for depth in 0u32.. {
@@ -244,14 +245,14 @@ pub(crate) fn search(
                     0
                 }
             };
-            let outcome = match limits
-                .pool
+            let outcome = match workers
+                .as_mut()
                 .filter(|_| level.len() >= limits.parallel_from_positions)
             {
-                Some(pool) => {
+                Some(workers) => {
                     let allowance = budget_now.saturating_sub(held + seen.bytes());
                     parallel::expand_level(
-                        pool,
+                        workers,
                         &mut seen,
                         &this_level,
                         nodes,
@@ -300,7 +301,11 @@ pub(crate) fn search(
                 counts = next_counts;
                 if graph.disk_bytes() > 0 {
                     // Memory is short: the vectors of the level just finished would otherwise
-                    // stay with the allocator, and the next, wider level's be taken anew.
+                    // stay with the allocator, and the next, wider level's be taken anew. The
+                    // threads' vectors go too: held from level to level, they are not counted.
+                    if let Some(workers) = &mut workers {
+                        workers.release();
+                    }
                     crate::search::memory::release_freed_memory();
                 }
             }
