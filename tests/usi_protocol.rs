@@ -335,3 +335,46 @@ fn four_threads_stop_promptly_and_leave_no_false_bounds() {
     );
     e.quit();
 }
+
+/// The end of input when nobody reads the output any more (the GUI is gone) ends a search at
+/// four threads promptly; with the output still read, it lets the work finish (`usi_script.rs`).
+#[test]
+fn end_of_input_with_the_reader_gone_ends_a_four_thread_search_promptly() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kyozume"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn kyozume");
+    let mut stdin = child.stdin.take().unwrap();
+    let script = format!(
+        "setoption name Threads value 4\nposition sfen {}\ngo mate infinite\n",
+        sfen_of(HARD)
+    );
+    stdin.write_all(script.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("info depth") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the search runs");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let closed = Instant::now();
+    drop(stdout);
+    drop(stdin);
+    let exited = loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            break closed.elapsed();
+        }
+        if closed.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("the engine kept searching with its input and output closed");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // Measured 30-40 ms; an engine that only noticed at its next `info` line took 300 ms.
+    assert!(exited < Duration::from_millis(200), "{exited:?}");
+}

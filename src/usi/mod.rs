@@ -6,7 +6,7 @@
 //! to the search thread as a job, in arrival order, so a `go` sent while another search runs
 //! waits for it, and every reply (errors included) comes out in the order of the commands.
 //! Only `stop`, `quit` and `isready` during a search act at once. At the end of input the
-//! queued work is finished before the engine exits.
+//! queued work is finished before the engine exits, unless nobody reads the output any more.
 
 pub mod command;
 pub mod options;
@@ -36,17 +36,23 @@ pub struct Output {
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     /// Set when a write fails: the reader is gone and the engine ends quietly.
     broken: Arc<AtomicBool>,
+    /// Tells, without writing, whether the reader is gone (see `reader_gone`).
+    probe: Option<fn() -> bool>,
 }
 
 impl Output {
     pub fn stdout() -> Output {
-        Output::new(Box::new(std::io::stdout()))
+        Output {
+            probe: Some(stdout_reader_gone),
+            ..Output::new(Box::new(std::io::stdout()))
+        }
     }
 
     pub fn new(w: Box<dyn Write + Send>) -> Output {
         Output {
             writer: Arc::new(Mutex::new(w)),
             broken: Arc::new(AtomicBool::new(false)),
+            probe: None,
         }
     }
 
@@ -62,10 +68,34 @@ impl Output {
         self.broken.load(Ordering::SeqCst)
     }
 
+    /// Whether nobody reads the output any more: a write failed, or (for the process's
+    /// standard output, where the system can tell) the pipe's reading end is closed.
+    pub fn reader_gone(&self) -> bool {
+        self.is_broken() || self.probe.is_some_and(|gone| gone())
+    }
+
     /// `info string error: ...`, kept to one ASCII line whatever the message holds.
     pub fn error(&self, message: &str) {
         self.line(&error_line(message));
     }
+}
+
+/// Whether standard output is a pipe whose reading end is closed (the GUI is gone). Asked
+/// without writing: `poll` reports an error on such a pipe. Where it cannot be asked, false.
+fn stdout_reader_gone() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut fd = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, a zero timeout; poll only writes its `revents`.
+        let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+        ready > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
 }
 
 /// `info string error: ...` with anything but printable ASCII replaced by `?`.
@@ -265,8 +295,16 @@ pub fn run(
             break;
         }
     }
-    // The end of input finishes what was asked for: the queue runs out, then the thread ends.
+    // The end of input finishes what was asked for, as long as someone reads the answers: the
+    // queue runs out, then the thread ends. When the reader is gone too (the GUI ended or
+    // died), everything stops at once.
     let _ = jobs.send(Job::Quit);
+    use crossbeam_channel::RecvTimeoutError::Timeout;
+    while let Err(Timeout) = finished.recv_timeout(READER_CHECK_INTERVAL) {
+        if out.reader_gone() {
+            shared.quit_now();
+        }
+    }
     let _ = search_thread.join();
     if shared.interrupted.load(Ordering::SeqCst) {
         INTERRUPTED_STATUS
@@ -274,6 +312,9 @@ pub fn run(
         0
     }
 }
+
+/// How often, once the input has ended, the engine checks whether its output is still read.
+const READER_CHECK_INTERVAL: Duration = Duration::from_millis(10);
 
 /// The exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report an interrupt).
 pub const INTERRUPTED_STATUS: i32 = 130;
