@@ -12,14 +12,16 @@ use super::Link;
 use crate::search::prefetch;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Keys of positions found to have no check, so that meeting one again costs a look-up rather
 /// than a check generation (a long problem meets most of its dead positions several times).
 /// Lossy: a newer key overwrites an older one in its slot, and a key missing here is only
 /// tested again. Whether a position has a check depends on the position alone, so entries stay
-/// true from one search to the next.
+/// true from one search to the next. One cache serves all the threads of a pass: each slot is
+/// one atomic word, so a reader sees a whole key or none, and a lost race only loses an entry.
 pub(super) struct DeadCache {
-    slots: Vec<u64>,
+    slots: Vec<AtomicU64>,
 }
 
 impl DeadCache {
@@ -29,7 +31,7 @@ impl DeadCache {
 
     pub(super) fn new() -> DeadCache {
         DeadCache {
-            slots: vec![0; Self::SLOTS],
+            slots: (0..Self::SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -41,12 +43,12 @@ impl DeadCache {
     #[inline]
     fn contains(&self, key: u128) -> bool {
         let tag = key as u64;
-        tag != 0 && self.slots[Self::slot(key)] == tag
+        tag != 0 && self.slots[Self::slot(key)].load(Ordering::Relaxed) == tag
     }
 
     #[inline]
-    fn insert(&mut self, key: u128) {
-        self.slots[Self::slot(key)] = key as u64;
+    fn insert(&self, key: u128) {
+        self.slots[Self::slot(key)].store(key as u64, Ordering::Relaxed);
     }
 
     #[inline]
@@ -177,7 +179,7 @@ impl Expansion {
     /// dropped, the others are played and handed to `sink` in the order they were found.
     pub(super) fn resolve<S: ChildSink>(
         &mut self,
-        dead: &mut DeadCache,
+        dead: &DeadCache,
         sink: &mut S,
     ) -> Result<(), S::Stop> {
         let pos = &mut self.pos;
@@ -265,7 +267,7 @@ mod tests {
 
     #[test]
     fn the_dead_cache_forgets_but_never_invents() {
-        let mut cache = DeadCache::new();
+        let cache = DeadCache::new();
         let a = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321u128;
         assert!(!cache.contains(a));
         cache.insert(a);

@@ -186,8 +186,8 @@ pub(crate) fn search(
             };
         }
     }
-    let mut dead = DeadCache::new();
-    let mut workers = limits.pool.map(parallel::Workers::new);
+    let dead = DeadCache::new();
+    let mut workers = limits.pool.map(|pool| parallel::Workers::new(pool, &dead));
     let mut last_report = Instant::now();
     let started = Instant::now();
     for depth in 0u32.. {
@@ -263,7 +263,7 @@ pub(crate) fn search(
                 }
                 None => expand_level(
                     &mut seen,
-                    &mut dead,
+                    &dead,
                     &this_level,
                     nodes,
                     budget_now,
@@ -565,7 +565,7 @@ impl expand::ChildSink for NextLevel<'_> {
 /// next position's are generated (see `expand.rs`), so that their look-ups overlap.
 fn expand_level(
     seen: &mut KeySet,
-    dead: &mut DeadCache,
+    dead: &DeadCache,
     level: &Level,
     nodes: &mut u64,
     budget: usize,

@@ -94,14 +94,18 @@ struct Inserted {
 /// 4.65 s).
 pub(super) struct Workers<'a> {
     pool: &'a rayon::ThreadPool,
+    /// The pass's dead-position cache, shared by all the threads (each thread's own had every
+    /// thread find the same dead positions again).
+    dead: &'a DeadCache,
     expanded: Vec<Expanded>,
     inserted: Vec<Inserted>,
 }
 
 impl<'a> Workers<'a> {
-    pub(super) fn new(pool: &'a rayon::ThreadPool) -> Workers<'a> {
+    pub(super) fn new(pool: &'a rayon::ThreadPool, dead: &'a DeadCache) -> Workers<'a> {
         Workers {
             pool,
+            dead,
             expanded: Vec::new(),
             inserted: Vec::new(),
         }
@@ -152,9 +156,11 @@ pub(super) fn expand_level(
 ) -> LevelOutcome {
     let Workers {
         pool,
+        dead,
         expanded: expanded_all,
         inserted,
     } = workers;
+    let dead: &DeadCache = dead;
     let owners = pool.current_num_threads().max(1);
     // Slices bound the candidates held at once; several chunks a thread, so that uneven chunks
     // even out.
@@ -189,7 +195,7 @@ pub(super) fn expand_level(
                 .enumerate()
                 .for_each(|(i, (out, &range))| {
                     let chunk = chunks_before + i;
-                    expand_chunk(seen_ref, inserted_ref, level, chunk, range, out)
+                    expand_chunk(seen_ref, dead, inserted_ref, level, chunk, range, out)
                 })
         });
         let expanded: &[Expanded] = expanded;
@@ -329,6 +335,7 @@ pub(super) fn expand_level(
 /// Phase 1 for one chunk of the level.
 fn expand_chunk(
     seen: &KeySet,
+    dead: &DeadCache,
     inserted: &[Inserted],
     level: &Level,
     chunk: usize,
@@ -359,7 +366,7 @@ fn expand_chunk(
         abort,
         ..
     } = out;
-    DEAD.with_borrow_mut(|dead| {
+    'chunk: {
         let mut pipeline = Pipeline::new();
         let mut next_poll = POLL_INTERVAL;
         for index in first_index..end {
@@ -373,7 +380,7 @@ fn expand_chunk(
             if !mates.is_empty() {
                 if !level.counting() {
                     // Nothing after the first mate of this chunk can matter.
-                    return;
+                    break 'chunk;
                 }
             } else {
                 let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
@@ -383,21 +390,16 @@ fn expand_chunk(
                 next_poll = *nodes + POLL_INTERVAL;
                 if let Some(a) = level.interrupt.check(Instant::now()) {
                     *abort = Some(a);
-                    return;
+                    break 'chunk;
                 }
             }
         }
         if mates.is_empty() {
             let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
         }
-    });
+    }
     out.buckets = sink.buckets;
     out.checks = sink.checks;
-}
-
-thread_local! {
-    /// Each thread's dead-position cache (see `DeadCache`), kept from level to level.
-    static DEAD: std::cell::RefCell<DeadCache> = std::cell::RefCell::new(DeadCache::new());
 }
 
 /// Phase 1's sink: candidates sorted into their owners' buckets, numbered in order.
