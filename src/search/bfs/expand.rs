@@ -122,8 +122,9 @@ impl Expansion {
 
     /// Unpacks `parent` and finds its children. A check without an evasion mates: it goes to
     /// `mates` as (index, check, paths), and with `first_mate_only` nothing more is looked at.
-    /// Once `mates` holds any (this is the mate level) no children are kept. Returns the moves
-    /// generated (nodes).
+    /// Once `mates` holds any, or with `mate_elsewhere` (another thread found a mate on this
+    /// level), this is the mate level and no children are kept. Returns the moves generated
+    /// (nodes).
     pub(super) fn generate(
         &mut self,
         parent: Parent,
@@ -131,6 +132,7 @@ impl Expansion {
         dead: &DeadCache,
         mates: &mut Vec<(u32, Move, u32)>,
         first_mate_only: bool,
+        mate_elsewhere: bool,
     ) -> u64 {
         // (Children of the mate level are never resolved.)
         self.children.clear();
@@ -157,7 +159,7 @@ impl Expansion {
                     self.children.clear();
                     return nodes;
                 }
-            } else if mates.is_empty() {
+            } else if mates.is_empty() && !mate_elsewhere {
                 nodes += self.evasions.len() as u64;
                 for &evasion in self.evasions.iter() {
                     let key = pos.key_after(evasion);

@@ -596,6 +596,7 @@ fn expand_level(
             dead,
             &mut mates,
             !counting,
+            false,
         );
         if !mates.is_empty() && !counting {
             break;

@@ -23,6 +23,7 @@ use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// An evasion leading to a position not seen on earlier levels.
@@ -174,12 +175,19 @@ pub(super) fn expand_level(
     inserted.resize_with(owners, Inserted::default);
     inserted.iter_mut().for_each(Inserted::clear);
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
+    // Set once a chunk finds a mate: this is the mate level, and the other chunks need only
+    // look for mates (their children would be dropped).
+    let mate_found = AtomicBool::new(false);
     let mut chunks_before = 0;
     let total = level.positions.len();
     for first_index in (0..total).step_by(slice_len) {
         let slice_end = (first_index + slice_len).min(total);
-        let seen_ref: &KeySet = seen;
-        let inserted_ref: &[Inserted] = inserted;
+        let read = Read {
+            seen,
+            dead,
+            mate_found: &mate_found,
+            inserted,
+        };
         let chunks: Vec<(usize, usize)> = (first_index..slice_end)
             .step_by(chunk_len)
             .map(|start| (start, (start + chunk_len).min(slice_end)))
@@ -195,7 +203,7 @@ pub(super) fn expand_level(
                 .enumerate()
                 .for_each(|(i, (out, &range))| {
                     let chunk = chunks_before + i;
-                    expand_chunk(seen_ref, dead, inserted_ref, level, chunk, range, out)
+                    expand_chunk(&read, level, chunk, range, out)
                 })
         });
         let expanded: &[Expanded] = expanded;
@@ -332,16 +340,30 @@ pub(super) fn expand_level(
     }
 }
 
+/// What the chunks of phase 1 read (and the one flag they set).
+struct Read<'a> {
+    seen: &'a KeySet,
+    dead: &'a DeadCache,
+    /// Set once a chunk finds a mate (see `expand_level_with`).
+    mate_found: &'a AtomicBool,
+    /// What the owners have inserted of this level so far (earlier slices).
+    inserted: &'a [Inserted],
+}
+
 /// Phase 1 for one chunk of the level.
 fn expand_chunk(
-    seen: &KeySet,
-    dead: &DeadCache,
-    inserted: &[Inserted],
+    read: &Read,
     level: &Level,
     chunk: usize,
     (first_index, end): (usize, usize),
     out: &mut Expanded,
 ) {
+    let Read {
+        seen,
+        dead,
+        mate_found,
+        inserted,
+    } = *read;
     let owners = inserted.len();
     out.clear(owners);
     let positions = end - first_index;
@@ -370,19 +392,22 @@ fn expand_chunk(
         let mut pipeline = Pipeline::new();
         let mut next_poll = POLL_INTERVAL;
         for index in first_index..end {
+            let elsewhere = mate_found.load(Ordering::Relaxed);
             *nodes += pipeline.current().generate(
                 level.parent(index),
                 seen,
                 dead,
                 mates,
                 !level.counting(),
+                elsewhere,
             );
             if !mates.is_empty() {
+                mate_found.store(true, Ordering::Relaxed);
                 if !level.counting() {
                     // Nothing after the first mate of this chunk can matter.
                     break 'chunk;
                 }
-            } else {
+            } else if !elsewhere {
                 let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
             }
             pipeline.advance();
@@ -394,7 +419,7 @@ fn expand_chunk(
                 }
             }
         }
-        if mates.is_empty() {
+        if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
             let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
         }
     }
