@@ -136,6 +136,42 @@ fn the_links_move_to_disk_when_memory_runs_short() {
     assert_eq!(entries(dir.path()), 0);
 }
 
+/// Shorter still of memory, the pass freezes its keys (sorted and packed, fewer than the
+/// table's 8 bytes a key at any fill): same answer at one and two threads.
+#[test]
+fn the_keys_freeze_when_links_on_disk_are_not_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    let sfen = sfen_of(LONG);
+    let stop = AtomicBool::new(false);
+    let roomy = Limits {
+        solution_limit: 3,
+        ..Default::default()
+    };
+    let expected = answer(&solve(1024, &sfen, &roomy, &stop, &mut |_| {}).unwrap());
+    for threads in [1, 2] {
+        let (log, levels) = crossbeam_channel::unbounded();
+        let tight = Limits {
+            threads,
+            disk: on_disk(dir.path(), 1024, false),
+            level_log: Some(log),
+            // (Giving up, the pass would leave deepening to run for ever.)
+            time: Some(Duration::from_secs(30)),
+            ..roomy.clone()
+        };
+        // 16 MB: in the table alone the keys would not fit (the pass gives up at 12 MB).
+        let frozen = solve(16, &sfen, &tight, &stop, &mut |_| {}).unwrap();
+        drop(tight);
+        let least = levels
+            .iter()
+            .filter(|l| l.keys > 100_000)
+            .map(|l| l.key_bytes as f64 / l.keys as f64)
+            .fold(f64::MAX, f64::min);
+        assert!(least < 8.0, "{threads} threads: {least} bytes a key");
+        assert_eq!(answer(&frozen), expected, "{threads} threads");
+    }
+    assert_eq!(entries(dir.path()), 0);
+}
+
 #[test]
 fn a_stopped_pass_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();

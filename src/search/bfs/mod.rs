@@ -19,6 +19,7 @@
 
 mod disk;
 mod expand;
+mod frozen;
 mod keyset;
 mod parallel;
 
@@ -317,6 +318,8 @@ pub(crate) fn search(
             }
             match more_room(more_memory, &mut graph, &limits.disk) {
                 Ok(Room::Memory(extra)) => budget += extra,
+                // Last, the keys frozen (see `KeySet::freeze`).
+                Ok(Room::Disk(0)) if seen.freeze(limits.pool) > 0 => {}
                 Ok(Room::Disk(0)) => return give_up(GiveUp::Memory),
                 Ok(Room::Disk(_)) => {}
                 Err(e) => return give_up(GiveUp::Disk(e)),
@@ -488,7 +491,9 @@ struct NextLevel<'a> {
     held: usize,
     budget: usize,
     more_memory: &'a mut dyn FnMut() -> usize,
-    /// No more memory to be had: the key set fills its shards further (see `Shard::insert`).
+    /// No more memory to be had: the key set was frozen (see `KeySet::freeze`)...
+    froze: bool,
+    /// ...and then fills its shards further (see `Shard::insert`).
     cramming: bool,
 }
 
@@ -505,15 +510,23 @@ impl NextLevel<'_> {
         self.held + self.seen.bytes() + self.bytes()
     }
 
-    /// Asks for more memory when the budget is used up; false if there is none.
+    /// Asks for more memory when the budget is used up (freezing the keys once there is no
+    /// more to be had); false if there is none.
     fn within_budget(&mut self) -> bool {
         while self.used() > self.budget {
             match (self.more_memory)() {
+                0 if !self.froze => self.freeze(),
                 0 => return false,
                 extra => self.budget += extra,
             }
         }
         true
+    }
+
+    /// Freezes the keys (once a level; see `KeySet::freeze`).
+    fn freeze(&mut self) {
+        self.froze = true;
+        self.seen.freeze(None);
     }
 }
 
@@ -545,6 +558,7 @@ impl expand::ChildSink for NextLevel<'_> {
             match self.seen.insert(key, allowance, self.cramming) {
                 Ok(_) => break,
                 Err(()) => match (self.more_memory)() {
+                    0 if !self.froze => self.freeze(),
                     0 if !self.cramming => self.cramming = true,
                     0 => return Err(()),
                     extra => self.budget += extra,
@@ -584,6 +598,7 @@ fn expand_level(
         held: level.held,
         budget,
         more_memory,
+        froze: false,
         cramming: false,
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();

@@ -230,6 +230,7 @@ pub(super) fn expand_level(
         for out in inserted.iter_mut() {
             out.resume_at = Some((0, 0));
         }
+        let mut froze = false;
         let mut cramming = false;
         loop {
             let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
@@ -267,7 +268,12 @@ pub(super) fn expand_level(
             match more_memory() {
                 // What the owners now done did not use goes to the others: try again.
                 0 if still_working < working && allowance > 0 => {}
-                // No more memory: fill the shards further before giving up.
+                // No more memory: freeze the keys (see `KeySet::freeze`)...
+                0 if !froze => {
+                    froze = true;
+                    allowance += seen.freeze(Some(pool));
+                }
+                // ...then fill the shards further before giving up.
                 0 if !cramming => cramming = true,
                 0 => return LevelOutcome::Memory,
                 extra => allowance += extra,
