@@ -1,4 +1,5 @@
-//! The breadth-first search's set of positions seen: keys only, in about 14 bytes a key.
+//! The breadth-first search's set of positions seen: keys only, in about 14 bytes a key, or
+//! about 7 once frozen (see `frozen.rs`) when memory runs short.
 
 use super::frozen::{merged, FrozenKeys};
 use crate::search::memory::ZeroedTable;
