@@ -158,7 +158,7 @@ fn the_keys_freeze_when_links_on_disk_are_not_enough() {
             time: Some(Duration::from_secs(30)),
             ..roomy.clone()
         };
-        // 16 MB: in the table alone the keys would not fit (the pass gives up at 12 MB).
+        // 16 MB: with the keys in the table alone, one thread gives up (two just fit).
         let frozen = solve(16, &sfen, &tight, &stop, &mut |_| {}).unwrap();
         drop(tight);
         let least = levels
