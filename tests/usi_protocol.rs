@@ -341,13 +341,7 @@ fn four_threads_stop_promptly_and_leave_no_false_bounds() {
 #[test]
 fn end_of_input_with_the_reader_gone_ends_a_four_thread_search_promptly() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kyozume"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn kyozume");
+    let mut child = common::spawn_kyozume(&[]);
     let mut stdin = child.stdin.take().unwrap();
     let script = format!(
         "setoption name Threads value 4\nposition sfen {}\ngo mate infinite\n",

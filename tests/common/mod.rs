@@ -57,19 +57,24 @@ pub struct Engine {
     lines: Receiver<String>,
 }
 
+/// The binary with `args`, its stdin and stdout piped to the test.
+pub fn spawn_kyozume(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kyozume"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn kyozume")
+}
+
 impl Engine {
     pub fn start() -> Engine {
         Engine::start_with_args(&[])
     }
 
     pub fn start_with_args(args: &[&str]) -> Engine {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kyozume"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn kyozume");
+        let mut child = spawn_kyozume(args);
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = unbounded();
@@ -173,12 +178,7 @@ pub fn run_script(
     timeout: Duration,
 ) -> (Vec<String>, std::process::ExitStatus, Duration) {
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kyozume"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn kyozume");
+    let mut child = spawn_kyozume(&[]);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(script.as_bytes())
