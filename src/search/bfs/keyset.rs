@@ -116,8 +116,10 @@ impl Shard {
         let keys = self.len();
         let old = self.frozen.take();
         let all = merged(old.iter().flat_map(|f| f.words()), words.iter().copied());
-        self.frozen = FrozenKeys::new(all, keys);
-        debug_assert!(self.frozen.as_ref().is_some_and(|f| f.len() == keys));
+        // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set holds.)
+        let frozen = FrozenKeys::new(all, keys).expect("at most 2^32 keys a shard");
+        debug_assert_eq!(frozen.len(), keys);
+        self.frozen = Some(frozen);
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.len = 0;
     }
