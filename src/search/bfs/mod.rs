@@ -348,8 +348,8 @@ enum Room {
 }
 
 /// More room for a pass that has spent its budget, in the order it is taken: the caller's
-/// memory (the table's), then links moved to disk. (Last comes the fuller key set, see
-/// `Shard::insert`.)
+/// memory (the table's), then links moved to disk. (Then the callers freeze the keys, see
+/// `KeySet::freeze`, and last the key set fills up, see `Shard::insert`.)
 fn more_room(
     more_memory: &mut dyn FnMut() -> usize,
     graph: &mut LevelGraph,
