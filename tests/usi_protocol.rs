@@ -22,7 +22,7 @@ fn plies_of(name: &str) -> u32 {
         .plies
 }
 
-/// A problem that takes the engine a second or more.
+/// A 57-ply problem, about 0.1 s: a stop may or may not arrive before its answer.
 const SLOW: &str = "fmrs_test_solve_16";
 /// A problem far beyond any short time limit.
 const HARD: &str = "fmrs_chain_207";
@@ -49,11 +49,16 @@ fn handshake_declares_options() {
     e.quit();
 }
 
+/// A problem that takes one thread a second or more (1.5 s here), whatever the machine's cores:
+/// a `stop` 150 ms in is sure to land inside its search.
+const SLOW_AT_ONE_THREAD: &str = "fmrs_morishige_1965";
+
 #[test]
 fn stop_then_go_again_gives_the_right_answer() {
     let mut e = Engine::start();
+    e.send("setoption name Threads value 1");
     e.sync();
-    let sfen = sfen_of(SLOW);
+    let sfen = sfen_of(SLOW_AT_ONE_THREAD);
     e.send(&format!("position sfen {sfen}"));
     e.send("go mate infinite");
     std::thread::sleep(Duration::from_millis(150));
@@ -65,14 +70,22 @@ fn stop_then_go_again_gives_the_right_answer() {
         "stop answered late"
     );
     assert_eq!(lines.last().unwrap(), "checkmate timeout");
-    // Again, with and without usinewgame / isready in between.
-    for prelude in [&[][..], &["usinewgame", "isready"][..]] {
+    // Again, with and without usinewgame / isready in between, and with more threads.
+    for prelude in [
+        &[][..],
+        &["usinewgame", "isready", "setoption name Threads value 2"][..],
+    ] {
         for p in prelude {
             e.send(p);
         }
         let (_, last) = e.go_mate(&sfen, "infinite", Duration::from_secs(120));
         let plies = last.split_whitespace().count() as u32 - 1;
-        assert_eq!(plies, plies_of(SLOW), "{last}");
+        assert_eq!(
+            plies,
+            plies_of(SLOW_AT_ONE_THREAD),
+            "{}",
+            &last[..last.len().min(200)]
+        );
     }
     e.quit();
 }
