@@ -12,6 +12,11 @@
 //!   set is smaller and whose shards are mostly below a huge page, measured no gain.
 //!
 //! The mapping is page-aligned, so records aligned to a cache line stay on one line.
+//!
+//! Tables under [`HEAP_TABLE_BYTES`] come from the allocator instead: the breadth-first key set
+//! starts 64 shards at 128 bytes and doubles them, and a mapping each time (made, then unmapped
+//! when outgrown) cost two system calls and, at two threads, an interrupt of the other thread
+//! to flush its address translations at every unmapping.
 
 use bytemuck::Pod;
 use memmap2::MmapMut;
@@ -20,10 +25,20 @@ use std::sync::atomic::AtomicU64;
 
 /// A fixed number of `T`, all zero at first.
 pub(crate) struct ZeroedTable<T> {
-    map: MmapMut,
+    storage: Storage<T>,
     len: usize,
-    record: PhantomData<T>,
 }
+
+enum Storage<T> {
+    /// A small table, from the allocator.
+    Heap(Vec<T>),
+    /// A big one, mapped from the system.
+    Mapped(MmapMut, PhantomData<T>),
+}
+
+/// Tables smaller than this come from the allocator (see the module notes); the transposition
+/// table (1 MB at least) is always mapped, and so aligned to its cache lines.
+const HEAP_TABLE_BYTES: usize = 256 * 1024;
 
 const PAGE_BYTES: usize = 4096;
 
@@ -32,6 +47,9 @@ impl<T: Pod> ZeroedTable<T> {
     /// cannot be had.
     pub(crate) fn new(len: usize) -> Option<ZeroedTable<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        if bytes < HEAP_TABLE_BYTES {
+            return Some(Self::on_heap(len));
+        }
         // A mapping cannot be empty; the extra bytes of a one-byte map are never viewed.
         let map = MmapMut::map_anon(bytes.max(1)).ok()?;
         #[cfg(target_os = "linux")]
@@ -40,10 +58,16 @@ impl<T: Pod> ZeroedTable<T> {
             let _ = map.advise(memmap2::Advice::HugePage);
         }
         Some(ZeroedTable {
-            map,
+            storage: Storage::Mapped(map, PhantomData),
             len,
-            record: PhantomData,
         })
+    }
+
+    fn on_heap(len: usize) -> ZeroedTable<T> {
+        ZeroedTable {
+            storage: Storage::Heap(vec![T::zeroed(); len]),
+            len,
+        }
     }
 
     /// `len` zeroed records whose pages the system provides now, in one call: for a table that
@@ -53,23 +77,27 @@ impl<T: Pod> ZeroedTable<T> {
     /// 1461 went from 6.05 s to 5.37 s).
     pub(crate) fn new_populated(len: usize) -> Option<ZeroedTable<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        if bytes < HEAP_TABLE_BYTES {
+            return Some(Self::on_heap(len));
+        }
         let map = memmap2::MmapOptions::new()
             .len(bytes.max(1))
             .populate()
             .map_anon()
             .ok()?;
         Some(ZeroedTable {
-            map,
+            storage: Storage::Mapped(map, PhantomData),
             len,
-            record: PhantomData,
         })
     }
 
     /// Touches every page now, so that the page faults are not taken during a search.
     pub(crate) fn prefault(&mut self) {
-        let bytes = self.len * std::mem::size_of::<T>();
-        for offset in (0..bytes).step_by(PAGE_BYTES) {
-            self.map[offset] = 0;
+        if let Storage::Mapped(map, _) = &mut self.storage {
+            let bytes = self.len * std::mem::size_of::<T>();
+            for offset in (0..bytes).step_by(PAGE_BYTES) {
+                map[offset] = 0;
+            }
         }
     }
 
@@ -79,14 +107,22 @@ impl<T: Pod> ZeroedTable<T> {
 
     #[inline]
     pub(crate) fn as_slice(&self) -> &[T] {
-        let bytes = self.len * std::mem::size_of::<T>();
-        bytemuck::cast_slice(&self.map[..bytes])
+        match &self.storage {
+            Storage::Heap(records) => records,
+            Storage::Mapped(map, _) => {
+                bytemuck::cast_slice(&map[..self.len * std::mem::size_of::<T>()])
+            }
+        }
     }
 
     #[inline]
     pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
-        let bytes = self.len * std::mem::size_of::<T>();
-        bytemuck::cast_slice_mut(&mut self.map[..bytes])
+        match &mut self.storage {
+            Storage::Heap(records) => records,
+            Storage::Mapped(map, _) => {
+                bytemuck::cast_slice_mut(&mut map[..self.len * std::mem::size_of::<T>()])
+            }
+        }
     }
 }
 
@@ -95,15 +131,20 @@ impl ZeroedTable<u64> {
     /// transposition table). Relaxed loads and stores of them compile to plain moves.
     #[inline]
     pub(crate) fn as_atomic(&self) -> &[AtomicU64] {
+        // Holds on every 64-bit target (a heap table is only `u64`-aligned).
+        const {
+            assert!(std::mem::align_of::<u64>() == std::mem::align_of::<AtomicU64>());
+        }
         let words = self.as_slice();
         debug_assert_eq!(
             words.as_ptr() as usize % std::mem::align_of::<AtomicU64>(),
             0
         );
         // SAFETY: `AtomicU64` has the same size and bit validity as `u64`, and the words are
-        // aligned for it (the mapping is page-aligned). The shared borrow of `self` rules out
-        // any `&mut` view while this one lives, and the table's owner reads the words only
-        // through this view while it is shared. The alternative without `unsafe`, a
+        // aligned for it (the mapping is page-aligned; a small table's `Vec<u64>` is aligned
+        // for `u64`, the same by the constant assertion above). The shared borrow of `self`
+        // rules out any `&mut` view while this one lives, and the table's owner reads the words
+        // only through this view while it is shared. The alternative without `unsafe`, a
         // `Vec<AtomicU64>`, would write every word up front: the lazily zeroed mapping is what
         // keeps a big table free until used (measured in this module's notes).
         unsafe { &*(words as *const [u64] as *const [AtomicU64]) }
@@ -139,5 +180,13 @@ mod tests {
         assert_eq!(table.as_slice().as_ptr() as usize % 4096, 0);
         let empty = ZeroedTable::<[u32; 3]>::new(0).unwrap();
         assert!(empty.as_slice().is_empty());
+        let mut small = ZeroedTable::<u64>::new_populated(16).unwrap();
+        assert!(matches!(small.storage, Storage::Heap(_)));
+        assert!(small.as_slice().iter().all(|&w| w == 0));
+        small.as_mut_slice()[15] = 7;
+        assert_eq!(
+            small.as_atomic()[15].load(std::sync::atomic::Ordering::Relaxed),
+            7
+        );
     }
 }
