@@ -558,7 +558,10 @@ impl<'s, 'p> Run<'s, 'p> {
     /// needed; fewer if their memory cannot be had).
     fn helpers_for_iteration(&mut self) -> usize {
         let from = self.limits.helpers_from_nodes.unwrap_or(HELPERS_FROM_NODES);
-        if self.limits.threads < 2 || self.last_iteration_nodes < from {
+        if self.limits.threads < 2
+            || self.last_iteration_nodes < from
+            || self.solver.pool(self.limits.threads).is_none()
+        {
             return 0;
         }
         let wanted = self.limits.threads - 1;
@@ -617,6 +620,7 @@ impl<'s, 'p> Run<'s, 'p> {
             path,
             buffers,
             helpers: helper_states,
+            pool,
             ..
         } = &mut *self.solver;
         let tt: &TranspositionTable = tt;
@@ -624,26 +628,31 @@ impl<'s, 'p> Run<'s, 'p> {
         let mut interrupt = self.interrupt;
         interrupt.mate_elsewhere = Some(&shared.mate_found);
         let main_pos = &mut self.pos;
-        let (result, main_nodes, abort, found) = std::thread::scope(|scope| {
-            let shared = &shared;
-            let root = helper_root.as_ref();
-            for (i, helper) in helper_states.iter_mut().take(helpers).enumerate() {
-                let Some(root) = root else { break };
-                // A helper that cannot be started leaves its share to the others.
-                let _ = std::thread::Builder::new()
-                    .name(format!("helper-{}", i + 1))
-                    .stack_size(SEARCH_STACK_BYTES)
-                    .spawn_scoped(scope, move || {
-                        helper.search(root, tt, helper_depth(i + 1), i as u64 + 1, shared)
-                    });
-            }
+        let nodes = self.nodes;
+        let over = &shared.over;
+        let mut main_search = || {
             let mut it = Iteration::new(
-                main_pos, tt, path, buffers, depth, self.nodes, budget, interrupt, &mut tick,
+                main_pos, tt, path, buffers, depth, nodes, budget, interrupt, &mut tick,
             );
             let result = it.attacker(0);
-            shared.over.store(true, Ordering::Relaxed);
+            over.store(true, Ordering::Relaxed);
             (result, it.nodes, it.abort, it.best.take())
-        });
+        };
+        // The helpers run on the pool's threads, which live from search to search: a thread
+        // started for each iteration (and its stack mapped and unmapped) made the short
+        // problems slower at two threads than at one.
+        let (result, main_nodes, abort, found) = match (pool.as_ref(), helper_root.as_ref()) {
+            (Some(pool), Some(root)) => pool.in_place_scope(|scope| {
+                let shared = &shared;
+                for (i, helper) in helper_states.iter_mut().take(helpers).enumerate() {
+                    scope.spawn(move |_| {
+                        helper.search(root, tt, helper_depth(i + 1), i as u64 + 1, shared)
+                    });
+                }
+                main_search()
+            }),
+            _ => main_search(),
+        };
         self.nodes = main_nodes;
         self.helper_nodes += shared.helper_nodes.into_inner();
         let helper_mate = shared.mate_line.into_inner();

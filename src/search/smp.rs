@@ -71,6 +71,11 @@ impl Helper {
         seed: u64,
         shared: &SharedIteration,
     ) {
+        if shared.over.load(Ordering::Relaxed) {
+            // Started late (the main search's thread may run a helper that no pool thread took
+            // up in time): the iteration is over.
+            return;
+        }
         let Helper {
             pos,
             path,
