@@ -157,3 +157,59 @@ fn counts_survive_the_insertion_running_out_of_memory() {
     }
     assert!(checked >= 40, "{checked}");
 }
+
+/// Counting after deepening runs on all the threads, split by the lines' first two plies: with
+/// every cap from 1 to one past the count, the lines kept (and so the count) are the ones one
+/// thread keeps, and each is a distinct mate of the shortest length.
+#[test]
+fn counting_on_threads_keeps_the_lines_one_thread_keeps_at_every_cap() {
+    let mut rows: Vec<(String, String)> = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= 20 && p.solutions != "1")
+        .map(|p| (p.name, p.sfen))
+        .collect();
+    assert!(rows.len() >= 4, "{rows:?}");
+    // A lone king in the corner and six pieces in hand: many mates in 3, so that small caps
+    // cut the count.
+    rows.push(("corner".into(), "8k/9/9/9/9/9/9/9/9 b RB2G2S 1".into()));
+    kyozume::search::with_search_stack(|| {
+        let mut solver = Solver::new(32).unwrap();
+        for (name, sfen) in &rows {
+            let pos = Position::from_sfen(sfen).unwrap();
+            let count_with = |solver: &mut Solver, threads: usize, cap: usize| {
+                solver.clear();
+                let limits = Limits {
+                    strategy: Strategy::Deepening,
+                    threads,
+                    solution_limit: cap,
+                    ..Default::default()
+                };
+                let r = solver
+                    .solve(&pos, &limits, &AtomicBool::new(false), &mut |_| {})
+                    .unwrap();
+                let s = r.solutions.expect("counted");
+                assert!(s.complete, "{name}");
+                (r.outcome, s.count, s.lines)
+            };
+            let all = count_with(&mut solver, 1, 1000);
+            if name == "corner" {
+                assert!(all.1 >= 5, "{name}: {}", all.1);
+            }
+            for cap in 2..=all.1 + 1 {
+                let one = count_with(&mut solver, 1, cap);
+                assert_eq!(one.1, cap.min(all.1), "{name} cap {cap}");
+                for threads in [2, 4] {
+                    let many = count_with(&mut solver, threads, cap);
+                    assert_eq!(many.1, one.1, "{name} cap {cap} at {threads} threads");
+                    assert_eq!(many.2, one.2, "{name} cap {cap} at {threads} threads");
+                }
+                let len = one.2[0].len();
+                for (i, line) in one.2.iter().enumerate() {
+                    assert_eq!(line.len(), len, "{name}");
+                    verify_helpmate(&pos, line).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    assert!(!one.2[..i].contains(line), "{name}: a line twice");
+                }
+            }
+        }
+    });
+}

@@ -10,12 +10,21 @@
 //! stored as a fact and prunes it wherever it is met again at that ply or deeper. Repetition
 //! cuts hide nothing: a shortest line from a position that ran into a position above it would
 //! give the root a mate shorter than `L`.
+//!
+//! On several threads ([`count_in_pool`]) the lines are split by their first two plies: each
+//! (check, evasion) pair is a task with its own position and path, sharing the table, whose
+//! entries written here are facts (above). Each task keeps its first `cap` lines; in task order
+//! they are the lines one thread meets first, so the lines and the count are the same whatever
+//! the threads.
 
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, Position};
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 pub(crate) struct Counter<'a> {
@@ -29,6 +38,9 @@ pub(crate) struct Counter<'a> {
     pub abort: Option<Abort>,
     line: Vec<Move>,
     next_poll: u64,
+    /// On several threads: this task's number, and the first task number no longer needed
+    /// (see [`count_in_pool`]).
+    cutoff: Option<(usize, &'a AtomicUsize)>,
 }
 
 impl<'a> Counter<'a> {
@@ -52,6 +64,7 @@ impl<'a> Counter<'a> {
             abort: None,
             line: Vec::new(),
             next_poll: nodes + POLL_INTERVAL,
+            cutoff: None,
         }
     }
 
@@ -65,6 +78,11 @@ impl<'a> Counter<'a> {
             self.next_poll = self.nodes + POLL_INTERVAL;
             if let Some(abort) = self.interrupt.check(Instant::now()) {
                 self.abort = Some(abort);
+            } else if let Some((task, cutoff)) = self.cutoff {
+                if task >= cutoff.load(Ordering::Relaxed) {
+                    // Earlier tasks hold enough lines already.
+                    self.abort = Some(Abort::FoundElsewhere);
+                }
             }
         }
     }
@@ -130,5 +148,161 @@ impl<'a> Counter<'a> {
             self.tt.store_fact(key, remaining + 2, None);
         }
         found
+    }
+}
+
+/// The shortest lines found and whether the count is complete (not cut short by `stop` or the
+/// time limit), with the nodes searched.
+pub(crate) struct Counted {
+    pub lines: Vec<Vec<Move>>,
+    pub complete: bool,
+    pub nodes: u64,
+}
+
+/// A line's first two plies, counted on one thread.
+struct Task {
+    check: Move,
+    evasion: Move,
+    /// The key after the check (on the path below).
+    after_check: u128,
+}
+
+/// What a task found.
+struct TaskResult {
+    lines: Vec<Vec<Move>>,
+    nodes: u64,
+    abort: Option<Abort>,
+}
+
+/// The tasks finished so far, so that later ones stop once earlier ones hold `cap` lines.
+struct Finished {
+    lines: Vec<Option<usize>>,
+    /// Tasks before this one are all finished...
+    prefix: usize,
+    /// ...with this many lines.
+    prefix_lines: usize,
+}
+
+/// Every shortest line of `len` plies (`len` >= 3) from `root`, up to `cap`, on the `pool`'s
+/// threads (see the module notes).
+pub(crate) fn count_in_pool(
+    pool: &rayon::ThreadPool,
+    root: &Position,
+    tt: &TranspositionTable,
+    len: u32,
+    cap: usize,
+    interrupt: Interrupt,
+) -> Counted {
+    debug_assert!(len >= 3 && len % 2 == 1);
+    let root_key = root.key();
+    let mut tasks = Vec::new();
+    let mut nodes = 0;
+    if tt.probe(root_key).is_none_or(|p| p.lb <= len) {
+        let mut pos = root.clone();
+        let mut checks = MoveList::new();
+        movegen::checks(&pos, &mut checks);
+        for &check in checks.iter() {
+            let after_check = pos.key_after(check);
+            if after_check == root_key || tt.probe(after_check).is_some_and(|p| p.lb > len - 1) {
+                continue;
+            }
+            pos.do_move(check);
+            nodes += 1;
+            let mut evasions = MoveList::new();
+            movegen::evasions(&pos, &mut evasions);
+            for &evasion in evasions.iter() {
+                let key = pos.key_after(evasion);
+                if key == root_key
+                    || key == after_check
+                    || tt.probe(key).is_some_and(|p| p.lb > len - 2)
+                {
+                    continue;
+                }
+                tasks.push(Task {
+                    check,
+                    evasion,
+                    after_check,
+                });
+            }
+            pos.undo_move(check);
+        }
+    }
+    let cutoff = AtomicUsize::new(usize::MAX);
+    let finished = Mutex::new(Finished {
+        lines: vec![None; tasks.len()],
+        prefix: 0,
+        prefix_lines: 0,
+    });
+    let results: Vec<TaskResult> = pool.install(|| {
+        tasks
+            .par_iter()
+            .enumerate()
+            .map_init(
+                || (root.clone(), PathSet::new()),
+                |(pos, path), (i, task)| {
+                    pos.clone_from(root);
+                    pos.do_move(task.check);
+                    pos.do_move(task.evasion);
+                    path.clear();
+                    path.insert(root_key, 0);
+                    path.insert(task.after_check, 1);
+                    if i >= cutoff.load(Ordering::Relaxed) {
+                        return TaskResult {
+                            lines: Vec::new(),
+                            nodes: 0,
+                            abort: Some(Abort::FoundElsewhere),
+                        };
+                    }
+                    let mut counter = Counter::new(pos, tt, path, cap, 0, interrupt);
+                    counter.cutoff = Some((i, &cutoff));
+                    counter.line = vec![task.check, task.evasion];
+                    counter.count(2, len - 2);
+                    let result = TaskResult {
+                        // (The evasion: the check was counted above.)
+                        nodes: counter.nodes + 1,
+                        abort: counter.abort,
+                        lines: std::mem::take(&mut counter.lines),
+                    };
+                    if result.abort.is_none() {
+                        finish(&finished, &cutoff, i, result.lines.len(), cap);
+                    }
+                    result
+                },
+            )
+            .collect()
+    });
+    let mut counted = Counted {
+        lines: Vec::new(),
+        complete: true,
+        nodes,
+    };
+    let cutoff = cutoff.into_inner();
+    for (i, result) in results.into_iter().enumerate() {
+        counted.nodes += result.nodes;
+        if i >= cutoff || counted.lines.len() >= cap || !counted.complete {
+            continue;
+        }
+        counted.lines.extend(result.lines);
+        counted.complete = !matches!(result.abort, Some(Abort::Stopped | Abort::Timeout));
+    }
+    counted.lines.truncate(cap);
+    counted
+}
+
+/// Records that task `task` finished with `lines` lines, and moves the cutoff once it or the
+/// tasks before it hold `cap` lines.
+fn finish(finished: &Mutex<Finished>, cutoff: &AtomicUsize, task: usize, lines: usize, cap: usize) {
+    if lines >= cap {
+        cutoff.fetch_min(task + 1, Ordering::Relaxed);
+    }
+    let mut f = finished.lock();
+    f.lines[task] = Some(lines);
+    while let Some(Some(n)) = f.lines.get(f.prefix).copied() {
+        f.prefix += 1;
+        f.prefix_lines += n;
+        if f.prefix_lines >= cap {
+            cutoff.fetch_min(f.prefix, Ordering::Relaxed);
+            break;
+        }
     }
 }

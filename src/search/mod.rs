@@ -535,8 +535,27 @@ impl<'s, 'p> Run<'s, 'p> {
         None
     }
 
-    /// Every shortest line of `len` plies, up to the solution limit.
+    /// Every shortest line of `len` plies, up to the solution limit (on all the threads, past
+    /// three plies).
     fn count_solutions(&mut self, len: u32) -> Solutions {
+        let threads = self.limits.threads;
+        if len >= 3 && threads >= 2 && self.solver.pool(threads).is_some() {
+            let pool = self.solver.pool.as_ref().expect("the pool was just made");
+            let counted = count::count_in_pool(
+                pool,
+                &self.pos,
+                &self.solver.tt,
+                len,
+                self.limits.solution_limit,
+                self.interrupt,
+            );
+            self.nodes += counted.nodes;
+            return Solutions {
+                count: counted.lines.len(),
+                complete: counted.complete,
+                lines: counted.lines,
+            };
+        }
         let mut counter = count::Counter::new(
             &mut self.pos,
             &self.solver.tt,
