@@ -176,6 +176,7 @@ struct TaskResult {
 
 /// The tasks finished so far, so that later ones stop once earlier ones hold `cap` lines.
 struct Finished {
+    /// How many lines each task found, once it has finished.
     lines: Vec<Option<usize>>,
     /// Tasks before this one are all finished...
     prefix: usize,
