@@ -356,36 +356,26 @@ fn merge(
             at += len;
         }
     };
-    if order.len() < 2 * MERGE_BLOCK {
-        next.packed = order.iter().map(|e| new(e).packed).collect();
-        edges.first = order.iter().map(|e| new(e).link).collect();
+    // Inside the pool: a level under two blocks is not split, and no other thread is woken.
+    pool.install(|| {
+        let entries = || order.par_iter().with_min_len(MERGE_BLOCK);
+        entries()
+            .map(|e| new(e).packed)
+            .collect_into_vec(&mut next.packed);
+        entries()
+            .map(|e| new(e).link)
+            .collect_into_vec(&mut edges.first);
         if counting {
-            counts = order.iter().map(|e| new(e).paths).collect();
+            entries()
+                .map(|e| new(e).paths)
+                .collect_into_vec(&mut counts);
         }
         order
-            .chunks(MERGE_BLOCK)
+            .par_chunks(MERGE_BLOCK)
+            .with_min_len(2)
             .zip(check_blocks)
             .for_each(copy_checks);
-    } else {
-        pool.install(|| {
-            let entries = || order.par_iter().with_min_len(MERGE_BLOCK);
-            entries()
-                .map(|e| new(e).packed)
-                .collect_into_vec(&mut next.packed);
-            entries()
-                .map(|e| new(e).link)
-                .collect_into_vec(&mut edges.first);
-            if counting {
-                entries()
-                    .map(|e| new(e).paths)
-                    .collect_into_vec(&mut counts);
-            }
-            order
-                .par_chunks(MERGE_BLOCK)
-                .zip(check_blocks)
-                .for_each(copy_checks);
-        });
-    }
+    });
     if counting {
         let mut global: Vec<Vec<u32>> = inserted.iter().map(|o| vec![0; o.new.len()]).collect();
         for (g, &(_, owner, i)) in order.iter().enumerate() {
