@@ -23,12 +23,20 @@ pub(super) struct KeySet {
 }
 
 /// One of the key set's tables, and the keys frozen out of it when memory ran short (see
-/// `KeySet::freeze`).
+/// `KeySet::freeze`). Its owner writes the count at every insertion while other threads read
+/// the table's address for their look-ups: the two are kept on separate cache lines, and
+/// shards owned by different threads never share one.
+#[repr(align(128))]
 pub(super) struct Shard {
     table: ZeroedTable<u64>,
-    /// Keys in the table.
-    len: usize,
     frozen: Option<FrozenKeys>,
+    tally: Tally,
+}
+
+/// Keys in a shard's table, on a line of its own (see `Shard`).
+#[repr(align(128))]
+struct Tally {
+    len: usize,
 }
 
 const SLOT_BYTES: usize = 8;
@@ -74,8 +82,8 @@ impl Shard {
     fn new() -> Shard {
         Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
-            len: 0,
             frozen: None,
+            tally: Tally { len: 0 },
         }
     }
 
@@ -84,7 +92,7 @@ impl Shard {
     }
 
     pub(super) fn len(&self) -> usize {
-        self.len + self.frozen.as_ref().map_or(0, FrozenKeys::len)
+        self.tally.len + self.frozen.as_ref().map_or(0, FrozenKeys::len)
     }
 
     fn is_frozen(&self, word: u64) -> bool {
@@ -95,7 +103,7 @@ impl Shard {
     fn freeze_saving(&self) -> usize {
         let keys = self.len();
         let after = FrozenKeys::bytes_for(keys) + Self::FIRST_SLOTS * SLOT_BYTES;
-        if self.len == 0 || u32::try_from(keys).is_err() {
+        if self.tally.len == 0 || u32::try_from(keys).is_err() {
             return 0;
         }
         self.bytes().saturating_sub(after)
@@ -121,7 +129,7 @@ impl Shard {
         debug_assert_eq!(frozen.len(), keys);
         self.frozen = Some(frozen);
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
-        self.len = 0;
+        self.tally.len = 0;
     }
 
     /// Whether `key` is in this shard.
@@ -152,7 +160,7 @@ impl Shard {
     ) -> Result<bool, ()> {
         let word = stored(key);
         let size = self.table.len();
-        if (self.len + 1) * 100 > size * FULL_PERCENT {
+        if (self.tally.len + 1) * 100 > size * FULL_PERCENT {
             let ample = *allowance / AMPLE_SHARDS >= size * SLOT_BYTES;
             let bigger = size + if ample { size / 2 } else { size / 16 };
             // While growing, the old and the new table exist together.
@@ -161,7 +169,7 @@ impl Shard {
                     self.grow(bigger)?;
                     *allowance -= (bigger - size) * SLOT_BYTES;
                 }
-                None if cram && (self.len + 1) * 100 <= size * CRAMMED_PERCENT => {}
+                None if cram && (self.tally.len + 1) * 100 <= size * CRAMMED_PERCENT => {}
                 None => return Err(()),
             }
         }
@@ -173,7 +181,7 @@ impl Shard {
                 0 if self.frozen.as_ref().is_some_and(|f| f.contains(word)) => return Ok(false),
                 0 => {
                     table[i] = word;
-                    self.len += 1;
+                    self.tally.len += 1;
                     return Ok(true);
                 }
                 w if w == word => return Ok(false),

@@ -60,6 +60,7 @@ pub(crate) const SLICE_POSITIONS: usize = 1 << 16;
 const PREFETCH_AHEAD: usize = 8;
 
 /// What a chunk's expansion produced.
+#[repr(align(128))]
 #[derive(Default)]
 struct Expanded {
     buckets: Vec<Vec<Candidate>>,
@@ -72,6 +73,7 @@ struct Expanded {
 
 /// What an owner inserted: its new positions (in order) and, counting, further edges into
 /// them.
+#[repr(align(128))]
 #[derive(Default)]
 struct Inserted {
     new: Vec<NewPosition>,
