@@ -5,7 +5,8 @@
 //!    checks and their evasions are generated; an evasion whose key the key set already holds
 //!    is dropped — the set and the owners' indexes are only read in this phase — unless,
 //!    counting solutions, an earlier slice of this level found it (then it goes to its owner as
-//!    a further way in, unplayed); the others become candidates, packed, numbered in the order a
+//!    a further way in, unplayed); so is one the same thread has already made a candidate of
+//!    on this level (see `Repeats`); the others become candidates, packed, numbered in the order a
 //!    single thread would have met them and sorted into buckets by the thread that owns their
 //!    key's shard. Mates are collected the same way.
 //! 2. **Insert** (in parallel over owners): each owner takes its buckets chunk by chunk, in that
@@ -22,6 +23,7 @@ use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition};
+use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -102,6 +104,10 @@ pub(super) struct Workers<'a> {
     dead: &'a DeadCache,
     expanded: Vec<Expanded>,
     inserted: Vec<Inserted>,
+    /// One for each thread of the pool (made at the first level).
+    repeats: Vec<Mutex<Repeats>>,
+    /// Levels expanded so far: each level's stamp in `repeats`.
+    levels: u64,
 }
 
 impl<'a> Workers<'a> {
@@ -111,6 +117,8 @@ impl<'a> Workers<'a> {
             dead,
             expanded: Vec::new(),
             inserted: Vec::new(),
+            repeats: Vec::new(),
+            levels: 0,
         }
     }
 
@@ -118,6 +126,7 @@ impl<'a> Workers<'a> {
     pub(super) fn release(&mut self) {
         self.expanded = Vec::new();
         self.inserted = Vec::new();
+        self.repeats = Vec::new();
     }
 }
 
@@ -162,9 +171,16 @@ pub(super) fn expand_level(
         dead,
         expanded: expanded_all,
         inserted,
+        repeats,
+        levels,
     } = workers;
-    let dead: &DeadCache = dead;
+    *levels += 1;
+    let stamp = *levels;
     let owners = pool.current_num_threads().max(1);
+    if repeats.len() < owners {
+        repeats.resize_with(owners, || Mutex::new(Repeats::new()));
+    }
+    let dead: &DeadCache = dead;
     // Slices bound the candidates held at once; several chunks a thread, so that uneven chunks
     // even out.
     let slice_len = level.slice.max(1);
@@ -187,6 +203,8 @@ pub(super) fn expand_level(
         let read = Read {
             seen,
             dead,
+            repeats,
+            stamp,
             mate_found: &mate_found,
             inserted,
         };
@@ -404,6 +422,8 @@ fn merge(
 struct Read<'a> {
     seen: &'a KeySet,
     dead: &'a DeadCache,
+    repeats: &'a [Mutex<Repeats>],
+    stamp: u64,
     /// Set once a chunk finds a mate (see `expand_level_with`).
     mate_found: &'a AtomicBool,
     /// What the owners have inserted of this level so far (earlier slices).
@@ -421,11 +441,15 @@ fn expand_chunk(
     let Read {
         seen,
         dead,
+        repeats,
+        stamp,
         mate_found,
         inserted,
     } = *read;
     let owners = inserted.len();
     out.clear(owners);
+    // This thread's own: the lock is never contended.
+    let repeats = &repeats[rayon::current_thread_index().unwrap_or(0) % repeats.len()];
     let positions = end - first_index;
     // About two new children a position on the long problems: room for them up front, so that
     // the buckets are not copied as they grow.
@@ -435,6 +459,8 @@ fn expand_chunk(
     out.checks.reserve(3 * positions);
     let mut sink = Buckets {
         seen,
+        repeats: &mut repeats.lock(),
+        stamp,
         inserted,
         counting: level.counting(),
         owners,
@@ -490,6 +516,10 @@ fn expand_chunk(
 /// Phase 1's sink: candidates sorted into their owners' buckets, numbered in order.
 struct Buckets<'a> {
     seen: &'a KeySet,
+    /// Candidates this thread has made on this level (see `Repeats`).
+    repeats: &'a mut Repeats,
+    /// The level's stamp in `repeats`.
+    stamp: u64,
     /// What the owners have inserted of this level so far (earlier slices).
     inserted: &'a [Inserted],
     counting: bool,
@@ -505,7 +535,13 @@ impl ChildSink for Buckets<'_> {
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
         if !self.seen.contains(key) {
-            return false;
+            if !self.repeats.met_before(key, self.stamp, self.number) {
+                return false;
+            }
+            if self.counting {
+                self.push(key, link, paths, PackedPosition::EMPTY, &[]);
+            }
+            return true;
         }
         // A key already in the set is never a new position; counting, it may still be another
         // way into one found earlier on this level (in an earlier slice), as its owner's index
@@ -524,6 +560,7 @@ impl ChildSink for Buckets<'_> {
 
     #[inline]
     fn add(&mut self, child: NewChild) -> Result<(), Self::Stop> {
+        self.repeats.note(child.key, self.stamp, self.number);
         self.push(
             child.key,
             child.link,
@@ -588,6 +625,9 @@ fn insert_owned(
                     return start_allowance - allowance;
                 }
                 Ok(true) => {
+                    // Only a repeat goes without its position, and the first copy, with
+                    // it, comes before (see `Repeats`).
+                    debug_assert!(c.checks.1 > 0, "a candidate without a position is new");
                     if level.counting() {
                         out.local_index.insert(c.key, out.new.len() as u32);
                     }
@@ -614,4 +654,88 @@ fn insert_owned(
         }
     }
     start_allowance - allowance
+}
+
+/// Keys a thread has made candidates of on the current level, in a small lossy table. The key
+/// set learns a level's keys only when the owners insert them, so a position met twice on a
+/// level (two move orders from nearby parents) would otherwise be played, tested and packed
+/// twice, the second copy dropped by its owner (forest-06-10_97: 400 K of its 1.9 M
+/// children). A copy found here after the first goes on unplayed (counting, as a further way
+/// in). A copy missed (overwritten, or met on the other thread) is only played again. Each
+/// entry keeps the level's stamp and the candidate's order: a thread may take its chunks out
+/// of order, and only a copy that comes after the one noted is a repeat.
+struct Repeats {
+    slots: Vec<RepeatSlot>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct RepeatSlot {
+    /// The key's low word, mixed with the level's stamp.
+    tag: u64,
+    order: u64,
+}
+
+impl Repeats {
+    const SLOTS: usize = 1 << 15;
+
+    fn new() -> Repeats {
+        Repeats {
+            slots: vec![RepeatSlot::default(); Self::SLOTS],
+        }
+    }
+
+    #[inline]
+    fn slot(key: u128) -> usize {
+        (key >> 64) as usize & (Self::SLOTS - 1)
+    }
+
+    /// What a slot keeps of `key` on the level stamped `stamp`: a key noted on another level
+    /// (or none, all zero) matches only by a 64-bit accident.
+    #[inline]
+    fn tag(key: u128, stamp: u64) -> u64 {
+        key as u64 ^ stamp.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// Whether a candidate of `key` came before `order` on the level stamped `stamp`.
+    #[inline]
+    fn met_before(&self, key: u128, stamp: u64, order: u64) -> bool {
+        let slot = &self.slots[Self::slot(key)];
+        slot.tag == Self::tag(key, stamp) && slot.order < order
+    }
+
+    #[inline]
+    fn note(&mut self, key: u128, stamp: u64, order: u64) {
+        self.slots[Self::slot(key)] = RepeatSlot {
+            tag: Self::tag(key, stamp),
+            order,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeat_is_only_a_later_copy_on_the_same_level() {
+        let mut repeats = Repeats::new();
+        let key = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
+        let (level, order) = (7, (3u64 << ORDER_SHIFT) | 12);
+        assert!(!repeats.met_before(key, level, order + 1));
+        repeats.note(key, level, order);
+        assert!(repeats.met_before(key, level, order + 1));
+        assert!(repeats.met_before(key, level, (4 << ORDER_SHIFT) | 1));
+        // The copy noted itself, and copies that came before it (a thread may take a later
+        // chunk first), are not repeats.
+        assert!(!repeats.met_before(key, level, order));
+        assert!(!repeats.met_before(key, level, (2 << ORDER_SHIFT) | 40));
+        // Another level, or another key in the same slot, is not a repeat.
+        assert!(!repeats.met_before(key, level + 1, order + 1));
+        assert!(!repeats.met_before(key ^ 1, level, order + 1));
+        // A newer key takes the slot: the older one is forgotten, never confused with it.
+        let other = key ^ (1 << 3);
+        repeats.note(other, level, order + 5);
+        assert!(repeats.met_before(other, level, order + 6));
+        assert!(!repeats.met_before(key, level, order + 6));
+    }
 }
