@@ -9,7 +9,7 @@
 
 use super::keyset::KeySet;
 use super::Link;
-use crate::search::prefetch;
+use crate::search::prefetch_write;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::{Move, PackedPosition, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,9 +51,13 @@ impl DeadCache {
         self.slots[Self::slot(key)].store(key as u64, Ordering::Relaxed);
     }
 
+    /// Starts fetching the slot of `key` for writing: about half the keys looked up are then
+    /// written (dead), and a slot another thread wrote last would otherwise be fetched twice,
+    /// to read and then to own, the second time holding up every store behind it
+    /// (forest-06-10_97 at two threads: 0.416 -> 0.381 s).
     #[inline]
     fn prefetch(&self, key: u128) {
-        prefetch(&self.slots[Self::slot(key)]);
+        prefetch_write(&self.slots[Self::slot(key)]);
     }
 }
 

@@ -576,7 +576,12 @@ impl Buckets<'_> {
     /// Files a candidate in its owner's bucket, numbered in order.
     #[inline]
     fn push(&mut self, key: u128, link: Link, paths: u32, packed: PackedPosition, checks: &[Move]) {
-        self.buckets[keyset::shard_of(key) % self.owners].push(Candidate {
+        let bucket = &mut self.buckets[keyset::shard_of(key) % self.owners];
+        // The buckets' lines were last read by their owners, on other threads: owning them
+        // again takes a round trip between CPUs, started here a few candidates ahead.
+        crate::search::prefetch_write(bucket.as_ptr().wrapping_add(bucket.len() + 4));
+        crate::search::prefetch_write(self.checks.as_ptr().wrapping_add(self.checks.len() + 64));
+        bucket.push(Candidate {
             order: self.number,
             key,
             link,
