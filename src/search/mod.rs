@@ -736,16 +736,22 @@ impl<'s, 'p> Run<'s, 'p> {
 /// (the transposition table, the breadth-first seen set) overlap their misses this way.
 #[inline]
 pub(crate) fn prefetch<T>(value: &T) {
+    prefetch_at(value as *const T);
+}
+
+/// `prefetch` for an address that may lie outside any object (a hint only).
+#[inline]
+fn prefetch_at<T>(at: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetching is only a hint; it never faults and reads nothing the program can
-        // observe. It is `unsafe` solely because it is a target-feature intrinsic (SSE, always
-        // present on x86_64).
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(value as *const T as *const i8) };
+        // SAFETY: prefetching is only a hint; it never faults, whatever the address, and reads
+        // nothing the program can observe. It is `unsafe` solely because it is a target-feature
+        // intrinsic (SSE, always present on x86_64).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = at;
 }
 
 /// Hints the CPU to fetch the cache line at `at` for writing: a line another CPU wrote or read
@@ -770,9 +776,7 @@ pub(crate) fn prefetch_write<T>(at: *const T) {
                 );
             }
         } else {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: as in `prefetch`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
+            prefetch_at(at);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -695,7 +695,10 @@ fn insert_owned(
 /// children). A copy found here after the first goes on unplayed (counting, as a further way
 /// in). A copy missed (overwritten, or met on the other thread) is only played again. Each
 /// entry keeps the level's stamp and the candidate's order: a thread may take its chunks out
-/// of order, and only a copy that comes after the one noted is a repeat.
+/// of order, and only a copy that comes after the one noted is a repeat. The threads' tables sit
+/// side by side in `Workers`, each behind its lock: on lines of their own, so that one thread
+/// taking its lock does not take the other's table address away from it.
+#[repr(align(128))]
 struct Repeats {
     slots: Vec<RepeatSlot>,
 }
