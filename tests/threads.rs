@@ -13,7 +13,8 @@ use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
 
 /// Every level through the threaded code, cut into slices of `slice` positions so that slices
-/// meet keys found by earlier ones.
+/// meet keys found by earlier ones, and each slice into batches of two positions so that the
+/// threads' batches interleave and the owners must take them back in order.
 fn solve(
     solver: &mut Solver,
     sfen: &str,
@@ -27,6 +28,7 @@ fn solve(
         threads,
         parallel_from_positions: Some(1),
         parallel_slice_positions: Some(slice),
+        parallel_batch_positions: Some(2),
         helpers_from_nodes: Some(0),
         solution_limit: 3,
         ..Default::default()

@@ -40,11 +40,14 @@ pub struct Limits {
     /// Search threads (0 or 1: the calling thread alone). Results do not depend on it.
     pub threads: usize,
     /// Breadth-first levels at least this wide are expanded with all threads (None: the
-    /// default, 64; tests set 1 to send every level through the threaded expansion).
+    /// default, 16; tests set 1 to send every level through the threaded expansion).
     pub parallel_from_positions: Option<usize>,
     /// Positions the threads expand before inserting their children (None: the default,
     /// 65,536; tests set a few to cut every level into many slices).
     pub parallel_slice_positions: Option<usize>,
+    /// Positions in each batch a thread takes of a slice (None: sized to the slice, 8 to 64;
+    /// tests set 1 so that the threads interleave position by position).
+    pub parallel_batch_positions: Option<usize>,
     /// Where the breadth-first pass sends the figures of each level it finishes.
     pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
     /// Deepening iterations get helper threads once the previous one took this many nodes
@@ -441,6 +444,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 .limits
                 .parallel_slice_positions
                 .unwrap_or(bfs::SLICE_POSITIONS),
+            parallel_batch_positions: self.limits.parallel_batch_positions,
             disk: self.limits.disk.clone(),
         };
         let tt = &mut solver.tt;

@@ -56,7 +56,7 @@ pub(crate) enum GiveUp {
 }
 
 /// How a position of level `k + 1` was reached from level `k`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Link {
     parent: u32,
     check: Move,
@@ -111,6 +111,8 @@ pub(crate) struct BfsLimits<'a> {
     pub parallel_from_positions: usize,
     /// The threads expand this many positions before inserting their children.
     pub parallel_slice_positions: usize,
+    /// Positions in each batch a thread takes (None: sized to the slice).
+    pub parallel_batch_positions: Option<usize>,
     /// Where the links go once memory runs short.
     pub disk: DiskBudget,
 }
@@ -211,6 +213,7 @@ pub(crate) fn search(
             let this_level = Level {
                 positions: &level,
                 slice: limits.parallel_slice_positions,
+                batch: limits.parallel_batch_positions,
                 counts: &counts,
                 cap,
                 interrupt: limits.interrupt,
@@ -449,6 +452,8 @@ struct Level<'a> {
     /// Positions the threads expand before their candidates are inserted (see
     /// [`SLICE_POSITIONS`]).
     pub slice: usize,
+    /// Positions in each batch a thread takes of a slice (None: sized to the slice).
+    pub batch: Option<usize>,
     /// Paths into each position (counting only).
     pub counts: &'a [u32],
     pub cap: u32,

@@ -1,15 +1,16 @@
 //! One level of the breadth-first pass on several threads, with the same result whatever the
 //! number of threads and however they are scheduled.
 //!
-//! 1. **Expand** (in parallel over contiguous chunks of a slice of the level): each position's
+//! 1. **Expand** (each thread taking small batches of a slice of the level, in order, from a
+//!    shared counter, so that the threads finish together): each position's
 //!    checks and their evasions are generated; an evasion whose key the key set already holds
 //!    is dropped — the set and the owners' indexes are only read in this phase — unless,
 //!    counting solutions, an earlier slice of this level found it (then it goes to its owner as
 //!    a further way in, unplayed); so is one the same thread has already made a candidate of
 //!    on this level (see `Repeats`); the others become candidates, packed, numbered in the order a
-//!    single thread would have met them and sorted into buckets by the thread that owns their
-//!    key's shard. Mates are collected the same way.
-//! 2. **Insert** (in parallel over owners): each owner takes its buckets chunk by chunk, in that
+//!    single thread would have met them (by parent, then child) and sorted into buckets by the
+//!    thread that owns their key's shard. Mates are collected the same way.
+//! 2. **Insert** (in parallel over owners): each owner takes its buckets batch by batch, in that
 //!    order, and inserts the keys into its own shards, so no two threads touch one shard and no
 //!    lock is taken; the first candidate of a key wins, as it would for one thread.
 //!
@@ -25,14 +26,14 @@ use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, PackedPosition};
 use parking_lot::Mutex;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// An evasion leading to a position not seen on earlier levels.
 #[derive(Clone, Copy)]
 struct Candidate {
-    /// Where a single thread would have met it: chunk number in the high bits, then the
-    /// candidate's number within the chunk.
+    /// Where a single thread would have met it: its parent's index in the level in the high
+    /// bits, then the candidate's number among that parent's.
     order: u64,
     key: u128,
     link: Link,
@@ -40,7 +41,7 @@ struct Candidate {
     /// The position it leads to (packed here, where the parent is at hand: most candidates
     /// are new).
     packed: PackedPosition,
-    /// Its checks: where they start in the chunk's `Expanded::checks`, and how many.
+    /// Its checks: where they start in its share's `Expanded::checks`, and how many.
     checks: (u32, u32),
 }
 
@@ -54,22 +55,21 @@ struct NewPosition {
     checks: (u32, u32),
 }
 
-const ORDER_SHIFT: u32 = 40;
+const ORDER_SHIFT: u32 = 24;
 /// Positions expanded before their candidates are inserted: bounds the candidates held at once
 /// (about two a position, 130 bytes each: some 17 MB).
 pub(crate) const SLICE_POSITIONS: usize = 1 << 16;
-/// Chunks a thread expands on a level (about), and on a level of at least `WIDE_LEVEL`
-/// positions: a thread done with its chunks waits for the others' last, and on a wide level one
-/// chunk is milliseconds of work (forest-06-10_97 at two threads: one thread waited 0.045 s of
-/// the 0.30 s expanding; with 16 chunks a thread, `kyozume bench` 0.474 -> 0.458 s near,
-/// 0.520 -> 0.499 s far, 1965 and 2571 unchanged).
-const CHUNKS_A_THREAD: usize = 4;
-const CHUNKS_A_THREAD_WIDE: usize = 16;
-const WIDE_LEVEL: usize = 4096;
+/// Batches a thread takes on a slice (about), and the fewest and most positions in one. A thread
+/// done with its last batch waits for the others' last: small batches let the threads finish
+/// nearly together, but each is taken from a counter that all the threads write (a round trip
+/// between CPUs).
+const BATCHES_A_THREAD: usize = 16;
+const MIN_BATCH: usize = 8;
+const MAX_BATCH: usize = 64;
 /// How many candidates ahead an owner starts loading key-set slots.
 const PREFETCH_AHEAD: usize = 8;
 
-/// What a chunk's expansion produced.
+/// What one thread's share of a slice's expansion produced: the batches it took, in order.
 #[repr(align(128))]
 #[derive(Default)]
 struct Expanded {
@@ -77,6 +77,8 @@ struct Expanded {
     /// The candidates' checks.
     checks: Vec<Move>,
     mates: Vec<(u32, Move, u32)>,
+    /// The batches taken (numbers within the slice, rising).
+    batches: Vec<u32>,
     nodes: u64,
     abort: Option<Abort>,
 }
@@ -91,11 +93,11 @@ struct Inserted {
     checks: Vec<Move>,
     /// (index into `new`, link), in the order found.
     extra: Vec<(u32, Link)>,
-    /// Where its insertion of the current slice is to go on: (chunk, index in that chunk's
-    /// bucket); `None` once the slice is done. An owner that stopped for want of memory resumes
+    /// Where its insertion of the current slice is to go on: the batch, and how far it got in
+    /// each share's bucket; `None` once the slice is done. An owner that stopped for want of memory resumes
     /// there; one that had finished must not insert its candidates again (counting, a second
     /// pass would add every edge twice).
-    resume_at: Option<(usize, usize)>,
+    resume_at: Option<(usize, Vec<usize>)>,
     /// It stopped because the search was stopped.
     interrupted: bool,
     local_index: keyset::KeyMap<u32>,
@@ -139,12 +141,13 @@ impl<'a> Workers<'a> {
 }
 
 impl Expanded {
-    /// Ready for a new chunk: empty, keeping its vectors' room.
+    /// Ready for a new slice: empty, keeping its vectors' room.
     fn clear(&mut self, owners: usize) {
         self.buckets.resize_with(owners, Vec::new);
         self.buckets.iter_mut().for_each(Vec::clear);
         self.checks.clear();
         self.mates.clear();
+        self.batches.clear();
         self.nodes = 0;
         self.abort = None;
     }
@@ -189,30 +192,32 @@ pub(super) fn expand_level(
         repeats.resize_with(owners, || Mutex::new(Repeats::new()));
     }
     let dead: &DeadCache = dead;
-    // Slices bound the candidates held at once; several chunks a thread, so that uneven chunks
-    // even out.
+    // Slices bound the candidates held at once; small batches, so that the threads finish a
+    // slice together.
     let slice_len = level.slice.max(1);
-    let chunks_a_thread = if level.positions.len() >= WIDE_LEVEL {
-        CHUNKS_A_THREAD_WIDE
-    } else {
-        CHUNKS_A_THREAD
-    };
-    let chunk_len = level
-        .positions
-        .len()
-        .min(slice_len)
-        .div_ceil(owners * chunks_a_thread)
-        .max(1);
+    let batch_len = level.batch.map_or_else(
+        || {
+            let positions = level.positions.len().min(slice_len);
+            let batches = owners * BATCHES_A_THREAD;
+            positions.div_ceil(batches).clamp(MIN_BATCH, MAX_BATCH)
+        },
+        |batch| batch.max(1),
+    );
     inserted.resize_with(owners, Inserted::default);
     inserted.iter_mut().for_each(Inserted::clear);
+    if expanded_all.len() < owners {
+        expanded_all.resize_with(owners, Expanded::default);
+    }
+    let expanded = &mut expanded_all[..owners];
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
-    // Set once a chunk finds a mate: this is the mate level, and the other chunks need only
-    // look for mates (their children would be dropped).
+    // Set once a thread finds a mate: this is the mate level, and the others need only look
+    // for mates (their children would be dropped).
     let mate_found = AtomicBool::new(false);
-    let mut chunks_before = 0;
+    // Which share took each batch of the slice.
+    let mut takers: Vec<u32> = Vec::new();
     let total = level.positions.len();
     for first_index in (0..total).step_by(slice_len) {
-        let slice_end = (first_index + slice_len).min(total);
+        let slice = (first_index, (first_index + slice_len).min(total));
         let read = Read {
             seen,
             dead,
@@ -221,33 +226,30 @@ pub(super) fn expand_level(
             mate_found: &mate_found,
             inserted,
         };
-        let chunks: Vec<(usize, usize)> = (first_index..slice_end)
-            .step_by(chunk_len)
-            .map(|start| (start, (start + chunk_len).min(slice_end)))
-            .collect();
-        if expanded_all.len() < chunks.len() {
-            expanded_all.resize_with(chunks.len(), Expanded::default);
-        }
-        let expanded = &mut expanded_all[..chunks.len()];
+        let next_batch = AtomicUsize::new(0);
+        let batches = Batches {
+            slice,
+            len: batch_len,
+            next: &next_batch,
+        };
         pool.install(|| {
             expanded
                 .par_iter_mut()
-                .zip(chunks.par_iter())
-                .enumerate()
-                .for_each(|(i, (out, &range))| {
-                    let chunk = chunks_before + i;
-                    expand_chunk(&read, level, chunk, range, out)
-                })
+                .with_max_len(1)
+                .for_each(|out| expand_share(&read, level, &batches, out))
         });
         let expanded: &[Expanded] = expanded;
-        chunks_before += chunks.len();
         for e in expanded {
             *nodes += e.nodes;
         }
         if let Some(abort) = expanded.iter().find_map(|e| e.abort) {
             return LevelOutcome::Aborted(abort);
         }
+        // Each parent's mates come from one share, in order: a stable sort by parent gives
+        // them in the order one thread would have found them.
+        let first_mate = mates.len();
         mates.extend(expanded.iter().flat_map(|e| e.mates.iter().copied()));
+        mates[first_mate..].sort_by_key(|&(parent, _, _)| parent);
         if !mates.is_empty() {
             if !level.counting() {
                 // The first mate of the level (earlier slices had none).
@@ -259,9 +261,17 @@ pub(super) fn expand_level(
             // A mate level: only its mates matter from here on.
             continue;
         }
-        // Insert: each owner its shards, its buckets in chunk order.
+        // Insert: each owner its shards, its buckets batch by batch.
+        takers.clear();
+        takers.resize(batches.count(), 0);
+        for (share, e) in expanded.iter().enumerate() {
+            for &batch in &e.batches {
+                takers[batch as usize] = share as u32;
+            }
+        }
+        let takers = &takers[..];
         for out in inserted.iter_mut() {
-            out.resume_at = Some((0, 0));
+            out.resume_at = Some((0, vec![0; owners]));
         }
         let mut froze = false;
         let mut cramming = false;
@@ -281,7 +291,8 @@ pub(super) fn expand_level(
                     .enumerate()
                     .map(|(owner, (mut mine, out))| {
                         let memory = (share, cram);
-                        insert_owned(owner, owners, &mut mine, expanded, level, memory, out)
+                        let from = (expanded, takers, &batches);
+                        insert_owned(owner, owners, &mut mine, from, level, memory, out)
                     })
                     .collect()
             });
@@ -445,26 +456,49 @@ fn merge(
     (next, counts, edges)
 }
 
-/// What the chunks of phase 1 read (and the one flag they set).
+/// What the shares of phase 1 read (and the one flag they set).
 struct Read<'a> {
     seen: &'a KeySet,
     dead: &'a DeadCache,
     repeats: &'a [Mutex<Repeats>],
     stamp: u64,
-    /// Set once a chunk finds a mate (see `expand_level_with`).
+    /// Set once a share finds a mate (see `expand_level`).
     mate_found: &'a AtomicBool,
     /// What the owners have inserted of this level so far (earlier slices).
     inserted: &'a [Inserted],
 }
 
-/// Phase 1 for one chunk of the level.
-fn expand_chunk(
-    read: &Read,
-    level: &Level,
-    chunk: usize,
-    (first_index, end): (usize, usize),
-    out: &mut Expanded,
-) {
+/// The batches of a slice, handed out in order.
+struct Batches<'a> {
+    /// The slice: first index and end.
+    slice: (usize, usize),
+    /// Positions in a batch (the last may have fewer).
+    len: usize,
+    /// The next batch to take.
+    next: &'a AtomicUsize,
+}
+
+impl Batches<'_> {
+    fn count(&self) -> usize {
+        (self.slice.1 - self.slice.0).div_ceil(self.len)
+    }
+
+    /// The next batch's number and positions, if any is left.
+    fn take(&self) -> Option<(usize, std::ops::Range<usize>)> {
+        let batch = self.next.fetch_add(1, Ordering::Relaxed);
+        let start = self.slice.0 + batch.checked_mul(self.len)?;
+        (start < self.slice.1).then(|| (batch, start..(start + self.len).min(self.slice.1)))
+    }
+
+    /// The first candidate number after `batch`'s.
+    fn end_order(&self, batch: usize) -> u64 {
+        ((self.slice.0 + (batch + 1) * self.len) as u64) << ORDER_SHIFT
+    }
+}
+
+/// Phase 1 for one thread's share of a slice: batch after batch, until none is left (or,
+/// looking for the first mate only, one is found).
+fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expanded) {
     let Read {
         seen,
         dead,
@@ -477,7 +511,7 @@ fn expand_chunk(
     out.clear(owners);
     // This thread's own: the lock is never contended.
     let repeats = &repeats[rayon::current_thread_index().unwrap_or(0) % repeats.len()];
-    let positions = end - first_index;
+    let positions = (batches.slice.1 - batches.slice.0).div_ceil(owners);
     // About two new children a position on the long problems: room for them up front, so that
     // the buckets are not copied as they grow.
     for bucket in &mut out.buckets {
@@ -491,44 +525,55 @@ fn expand_chunk(
         inserted,
         counting: level.counting(),
         owners,
-        number: (chunk as u64) << ORDER_SHIFT,
+        parent: u32::MAX,
+        number: 0,
         buckets: std::mem::take(&mut out.buckets),
         checks: std::mem::take(&mut out.checks),
     };
     let Expanded {
         mates,
+        batches: taken,
         nodes,
         abort,
         ..
     } = out;
-    'chunk: {
+    'share: {
         let mut pipeline = Pipeline::new();
         let mut next_poll = POLL_INTERVAL;
-        for index in first_index..end {
-            let elsewhere = mate_found.load(Ordering::Relaxed);
-            *nodes += pipeline.current().generate(
-                level.parent(index),
-                seen,
-                dead,
-                mates,
-                !level.counting(),
-                elsewhere,
-            );
-            if !mates.is_empty() {
-                mate_found.store(true, Ordering::Relaxed);
-                if !level.counting() {
-                    // Nothing after the first mate of this chunk can matter.
-                    break 'chunk;
+        // Looking for the first mate only, a thread that found one (or sees one found) takes
+        // no further batch: the batches before have all been taken, and whoever took them
+        // finishes them.
+        while level.counting() || !mate_found.load(Ordering::Relaxed) {
+            let Some((batch, range)) = batches.take() else {
+                break;
+            };
+            taken.push(batch as u32);
+            for index in range {
+                let elsewhere = mate_found.load(Ordering::Relaxed);
+                *nodes += pipeline.current().generate(
+                    level.parent(index),
+                    seen,
+                    dead,
+                    mates,
+                    !level.counting(),
+                    elsewhere,
+                );
+                if !mates.is_empty() {
+                    mate_found.store(true, Ordering::Relaxed);
+                    if !level.counting() {
+                        // Nothing after the first mate of this share can matter.
+                        break 'share;
+                    }
+                } else if !elsewhere {
+                    let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
                 }
-            } else if !elsewhere {
-                let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
-            }
-            pipeline.advance();
-            if *nodes >= next_poll {
-                next_poll = *nodes + POLL_INTERVAL;
-                if let Some(a) = level.interrupt.check(Instant::now()) {
-                    *abort = Some(a);
-                    break 'chunk;
+                pipeline.advance();
+                if *nodes >= next_poll {
+                    next_poll = *nodes + POLL_INTERVAL;
+                    if let Some(a) = level.interrupt.check(Instant::now()) {
+                        *abort = Some(a);
+                        break 'share;
+                    }
                 }
             }
         }
@@ -551,6 +596,8 @@ struct Buckets<'a> {
     inserted: &'a [Inserted],
     counting: bool,
     owners: usize,
+    /// The parent whose children are coming in, and how many of them have been numbered.
+    parent: u32,
     number: u64,
     buckets: Vec<Vec<Candidate>>,
     checks: Vec<Move>,
@@ -562,7 +609,8 @@ impl ChildSink for Buckets<'_> {
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
         if !self.seen.contains(key) {
-            if !self.repeats.met_before(key, self.stamp, self.number) {
+            let order = self.order(link.parent);
+            if !self.repeats.met_before(key, self.stamp, order) {
                 return false;
             }
             if self.counting {
@@ -587,7 +635,8 @@ impl ChildSink for Buckets<'_> {
 
     #[inline]
     fn add(&mut self, child: NewChild) -> Result<(), Self::Stop> {
-        self.repeats.note(child.key, self.stamp, self.number);
+        let order = self.order(child.link.parent);
+        self.repeats.note(child.key, self.stamp, order);
         self.push(
             child.key,
             child.link,
@@ -600,16 +649,27 @@ impl ChildSink for Buckets<'_> {
 }
 
 impl Buckets<'_> {
+    /// The number the next child of `parent` gets.
+    #[inline]
+    fn order(&mut self, parent: u32) -> u64 {
+        if parent != self.parent {
+            self.parent = parent;
+            self.number = 0;
+        }
+        (u64::from(parent) << ORDER_SHIFT) | self.number
+    }
+
     /// Files a candidate in its owner's bucket, numbered in order.
     #[inline]
     fn push(&mut self, key: u128, link: Link, paths: u32, packed: PackedPosition, checks: &[Move]) {
+        let order = self.order(link.parent);
         let bucket = &mut self.buckets[keyset::shard_of(key) % self.owners];
         // The buckets' lines were last read by their owners, on other threads: owning them
         // again takes a round trip between CPUs, started here a few candidates ahead.
         crate::search::prefetch_write(bucket.as_ptr().wrapping_add(bucket.len() + 4));
         crate::search::prefetch_write(self.checks.as_ptr().wrapping_add(self.checks.len() + 64));
         bucket.push(Candidate {
-            order: self.number,
+            order,
             key,
             link,
             paths,
@@ -621,39 +681,48 @@ impl Buckets<'_> {
     }
 }
 
-/// Phase 2 for one owner: inserts its candidates, chunk by chunk, resuming where a previous
-/// call stopped for want of memory. `memory`: the bytes its shards may grow by, and whether to
-/// cram them (see `Shard::insert`). Returns the bytes its shards grew by.
+/// Phase 2 for one owner: inserts its candidates, batch by batch, from the share that took
+/// each (`from`: the shares, which share took each batch, the batches), resuming where a
+/// previous call stopped for want of memory. `memory`: the bytes its shards may grow by, and
+/// whether to cram them (see `Shard::insert`). Returns the bytes its shards grew by.
 fn insert_owned(
     owner: usize,
     owners: usize,
     shards: &mut [&mut Shard],
-    expanded: &[Expanded],
+    (expanded, takers, batches): (&[Expanded], &[u32], &Batches),
     level: &Level,
     memory: (usize, bool),
     out: &mut Inserted,
 ) -> usize {
     let (mut allowance, cram) = memory;
     let start_allowance = allowance;
-    let Some((first_chunk, first_i)) = out.resume_at.take() else {
+    let Some((first_batch, mut next)) = out.resume_at.take() else {
         return 0;
     };
-    for (chunk, e) in expanded.iter().enumerate().skip(first_chunk) {
+    let mut since_poll = 0;
+    for (batch, &share) in takers.iter().enumerate().skip(first_batch) {
+        let e = &expanded[share as usize];
         let bucket = &e.buckets[owner];
-        let from = if chunk == first_chunk { first_i } else { 0 };
-        for (i, c) in bucket.iter().enumerate().skip(from) {
-            if i % POLL_INTERVAL as usize == 0 && level.interrupt.check(Instant::now()).is_some() {
-                out.interrupted = true;
-                return start_allowance - allowance;
+        let end = batches.end_order(batch);
+        let at = &mut next[share as usize];
+        while let Some(c) = bucket.get(*at).filter(|c| c.order < end) {
+            since_poll += 1;
+            if since_poll == POLL_INTERVAL {
+                since_poll = 0;
+                if level.interrupt.check(Instant::now()).is_some() {
+                    out.interrupted = true;
+                    return start_allowance - allowance;
+                }
             }
-            // Start loading the slot a few candidates ahead: the look-ups are cache misses.
-            if let Some(ahead) = bucket.get(i + PREFETCH_AHEAD) {
+            // Start loading the slot a few candidates ahead (in this share: most likely the
+            // ones inserted next): the look-ups are cache misses.
+            if let Some(ahead) = bucket.get(*at + PREFETCH_AHEAD) {
                 shards[keyset::shard_of(ahead.key) / owners].prefetch(ahead.key);
             }
             let shard = &mut shards[keyset::shard_of(c.key) / owners];
             match shard.insert(c.key, &mut allowance, cram) {
                 Err(()) => {
-                    out.resume_at = Some((chunk, i));
+                    out.resume_at = Some((batch, next));
                     return start_allowance - allowance;
                 }
                 Ok(true) => {
@@ -683,8 +752,15 @@ fn insert_owned(
                 }
                 Ok(false) => {}
             }
+            *at += 1;
         }
     }
+    debug_assert!(
+        next.iter()
+            .zip(expanded)
+            .all(|(&at, e)| at == e.buckets[owner].len()),
+        "every candidate is inserted"
+    );
     start_allowance - allowance
 }
 
@@ -694,8 +770,9 @@ fn insert_owned(
 /// twice, the second copy dropped by its owner (forest-06-10_97: 400 K of its 1.9 M
 /// children). A copy found here after the first goes on unplayed (counting, as a further way
 /// in). A copy missed (overwritten, or met on the other thread) is only played again. Each
-/// entry keeps the level's stamp and the candidate's order: a thread may take its chunks out
-/// of order, and only a copy that comes after the one noted is a repeat. The threads' tables sit
+/// entry keeps the level's stamp and the candidate's order, and only a copy that comes after
+/// the one noted is a repeat (a thread takes its batches in order, so that always holds today;
+/// a copy found first but numbered earlier would lose its position). The threads' tables sit
 /// side by side in `Workers`, each behind its lock: on lines of their own, so that one thread
 /// taking its lock does not take the other's table address away from it.
 #[repr(align(128))]
@@ -750,6 +827,161 @@ impl Repeats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::bfs::expand_level as expand_on_one_thread;
+    use crate::search::helpmate::Interrupt;
+    use crate::shogi::Position;
+
+    /// What a level came to, comparable.
+    #[derive(PartialEq)]
+    enum Outcome {
+        Mates(Vec<(u32, Move)>, u32),
+        Next {
+            packed: Vec<PackedPosition>,
+            checks: Vec<Move>,
+            ends: Vec<u32>,
+            counts: Vec<u32>,
+            first: Vec<Link>,
+            extra: Vec<(u32, Link)>,
+        },
+        Neither,
+    }
+
+    fn outcome(o: LevelOutcome) -> Outcome {
+        match o {
+            LevelOutcome::Mates { mates, count } => Outcome::Mates(mates, count),
+            LevelOutcome::Next {
+                next,
+                counts,
+                edges,
+            } => Outcome::Next {
+                // By child, as the level graph keeps them (a stable sort: the ways into one
+                // child stay in the order found).
+                extra: {
+                    let mut extra = edges.extra;
+                    extra.sort_by_key(|&(child, _)| child);
+                    extra
+                },
+                packed: next.packed,
+                checks: next.checks,
+                ends: next.ends,
+                counts,
+                first: edges.first,
+            },
+            _ => Outcome::Neither,
+        }
+    }
+
+    /// Level after level of `sfen`, the threaded expansion (`threads`, slices and batches as
+    /// given) must give what one thread gives: the same positions in the same order, with the
+    /// same first and further ways in, the same counts, the same mates. Returns the positions
+    /// the levels held.
+    fn same_levels(
+        sfen: &str,
+        threads: usize,
+        slice: usize,
+        batch: Option<usize>,
+        cap: u32,
+    ) -> usize {
+        let root = Position::from_sfen(sfen).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let dead = DeadCache::new();
+        let mut workers = Workers::new(&pool, &dead);
+        let (mut alone, mut shared) = (KeySet::new(), KeySet::new());
+        for seen in [&mut alone, &mut shared] {
+            seen.insert(root.key(), usize::MAX, false).unwrap();
+        }
+        let mut level = LevelPositions::root(&root);
+        let mut counts = vec![1];
+        let stop = AtomicBool::new(false);
+        let mut positions = 0;
+        for depth in 0.. {
+            positions += level.len();
+            let this_level = Level {
+                positions: &level,
+                slice,
+                batch,
+                counts: &counts,
+                cap,
+                interrupt: Interrupt {
+                    stop: &stop,
+                    deadline: None,
+                    mate_elsewhere: None,
+                },
+                held: 0,
+            };
+            let mut nodes = (0, 0);
+            let one = expand_on_one_thread(
+                &mut alone,
+                &dead,
+                &this_level,
+                &mut nodes.0,
+                usize::MAX,
+                &mut || 0,
+                &mut |_| {},
+            );
+            let many = expand_level(
+                &mut workers,
+                &mut shared,
+                &this_level,
+                &mut nodes.1,
+                usize::MAX,
+                &mut || 0,
+                &mut |_| {},
+            );
+            let (one, many) = (outcome(one), outcome(many));
+            assert!(
+                one == many,
+                "{threads} threads, level {depth}: not as one thread"
+            );
+            match one {
+                Outcome::Next {
+                    packed,
+                    checks,
+                    ends,
+                    counts: next_counts,
+                    ..
+                } if !packed.is_empty() => {
+                    level = LevelPositions {
+                        packed,
+                        checks,
+                        ends,
+                    };
+                    counts = next_counts;
+                }
+                Outcome::Mates(..) => return positions,
+                _ => panic!("level {depth}: no mate"),
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn threaded_levels_are_one_threads_levels() {
+        // fmrs_forest-05-13_57: levels of up to 3,205 positions, many of them reached from
+        // several parents; fm3_gold_only_9 and _5: two solutions each, mates on several
+        // parents of the mate level.
+        let problems = [
+            (
+                "ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1",
+                40_000,
+            ),
+            ("9/9/9/4G4/4G4/4G4/4G4/9/4k4 b 2r2b4s4n4l18p 1", 0),
+            ("9/9/9/3G1G3/4G4/4G4/9/4k4/9 b 2r2b4s4n4l18p 1", 0),
+        ];
+        for (sfen, at_least) in problems {
+            for cap in [1, 1000] {
+                for (threads, slice, batch) in
+                    [(2, 64, Some(1)), (3, 500, Some(3)), (2, 1 << 16, None)]
+                {
+                    let positions = same_levels(sfen, threads, slice, batch, cap);
+                    assert!(positions > at_least, "{positions}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_repeat_is_only_a_later_copy_on_the_same_level() {
@@ -760,8 +992,7 @@ mod tests {
         repeats.note(key, level, order);
         assert!(repeats.met_before(key, level, order + 1));
         assert!(repeats.met_before(key, level, (4 << ORDER_SHIFT) | 1));
-        // The copy noted itself, and copies that came before it (a thread may take a later
-        // chunk first), are not repeats.
+        // The copy noted itself, and copies that come before it, are not repeats.
         assert!(!repeats.met_before(key, level, order));
         assert!(!repeats.met_before(key, level, (2 << ORDER_SHIFT) | 40));
         // Another level, or another key in the same slot, is not a repeat.
