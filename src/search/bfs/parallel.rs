@@ -94,9 +94,9 @@ struct Inserted {
     /// (index into `new`, link), in the order found.
     extra: Vec<(u32, Link)>,
     /// Where its insertion of the current slice is to go on: the batch, and how far it got in
-    /// each share's bucket; `None` once the slice is done. An owner that stopped for want of memory resumes
-    /// there; one that had finished must not insert its candidates again (counting, a second
-    /// pass would add every edge twice).
+    /// each share's bucket; `None` once the slice is done. An owner that stopped for want of
+    /// memory resumes there; one that had finished must not insert its candidates again
+    /// (counting, a second pass would add every edge twice).
     resume_at: Option<(usize, Vec<usize>)>,
     /// It stopped because the search was stopped.
     interrupted: bool,
