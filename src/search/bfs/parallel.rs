@@ -961,12 +961,17 @@ mod tests {
     #[test]
     fn threaded_levels_are_one_threads_levels() {
         // fmrs_forest-05-13_57: levels of up to 3,205 positions, many of them reached from
-        // several parents; fm3_gold_only_9 and _5: two solutions each, mates on several
+        // several parents; fmrs_test_solve_16: levels of up to 17,321 (merged block by block
+        // on all the threads); fm3_gold_only_9 and _5: two solutions each, mates on several
         // parents of the mate level.
         let problems = [
             (
                 "ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1",
                 40_000,
+            ),
+            (
+                "9/9/9/9/7bb/1ppssssp1/K5k2/+RL1l1gg2/rL3gg1+l b 4N15P 1",
+                100_000,
             ),
             ("9/9/9/4G4/4G4/4G4/4G4/9/4k4 b 2r2b4s4n4l18p 1", 0),
             ("9/9/9/3G1G3/4G4/4G4/9/4k4/9 b 2r2b4s4n4l18p 1", 0),
