@@ -46,7 +46,7 @@ pub struct Limits {
     /// 65,536; tests set a few to cut every level into many slices).
     pub parallel_slice_positions: Option<usize>,
     /// Positions in each batch a thread takes of a slice (None: sized to the slice, 8 to 64;
-    /// tests set 1 so that the threads interleave position by position).
+    /// tests set 2 so that the threads' batches interleave finely).
     pub parallel_batch_positions: Option<usize>,
     /// Where the breadth-first pass sends the figures of each level it finishes.
     pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,

@@ -614,7 +614,7 @@ impl ChildSink for Buckets<'_> {
                 return false;
             }
             if self.counting {
-                self.push(key, link, paths, PackedPosition::EMPTY, &[]);
+                self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
             }
             return true;
         }
@@ -628,7 +628,8 @@ impl ChildSink for Buckets<'_> {
                 .local_index
                 .contains_key(&key)
         {
-            self.push(key, link, paths, PackedPosition::EMPTY, &[]);
+            let order = self.order(link.parent);
+            self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
         }
         true
     }
@@ -638,6 +639,7 @@ impl ChildSink for Buckets<'_> {
         let order = self.order(child.link.parent);
         self.repeats.note(child.key, self.stamp, order);
         self.push(
+            order,
             child.key,
             child.link,
             child.paths,
@@ -659,10 +661,18 @@ impl Buckets<'_> {
         (u64::from(parent) << ORDER_SHIFT) | self.number
     }
 
-    /// Files a candidate in its owner's bucket, numbered in order.
+    /// Files a candidate in its owner's bucket, numbered `order` (from `order`: the next
+    /// number of its parent).
     #[inline]
-    fn push(&mut self, key: u128, link: Link, paths: u32, packed: PackedPosition, checks: &[Move]) {
-        let order = self.order(link.parent);
+    fn push(
+        &mut self,
+        order: u64,
+        key: u128,
+        link: Link,
+        paths: u32,
+        packed: PackedPosition,
+        checks: &[Move],
+    ) {
         let bucket = &mut self.buckets[keyset::shard_of(key) % self.owners];
         // The buckets' lines were last read by their owners, on other threads: owning them
         // again takes a round trip between CPUs, started here a few candidates ahead.
