@@ -27,7 +27,7 @@ pub(super) struct DeadCache {
 
 impl DeadCache {
     const SLOTS: usize = 1 << 18;
-    /// Memory a cache takes (one a thread).
+    /// Memory the cache takes (one a pass, shared by its threads).
     pub(super) const BYTES: usize = Self::SLOTS * 8;
 
     /// The cache is exactly one huge page, mapped and written at once: its slots are read
