@@ -137,6 +137,7 @@ fn seconds(value: Option<f64>, what: &str) -> Result<Option<Duration>, ExitCode>
 }
 
 fn main() -> ExitCode {
+    kyozume::search::tune_allocator();
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) | Err(code) => code,

@@ -6,6 +6,7 @@ mod bfs;
 mod count;
 mod helpmate;
 mod memory;
+pub use memory::tune_allocator;
 pub mod path;
 pub mod probe;
 mod smp;
