@@ -151,7 +151,8 @@ impl ZeroedTable<u64> {
     }
 }
 
-/// Sets the allocator where it would settle anyway, from the start. glibc maps every block over
+/// Sets the allocator from the start about where a long solve takes it anyway (once it has
+/// freed a block of some 30 MB). glibc maps every block over
 /// 128 KB afresh and unmaps it when freed, raising that bound (to at most 32 MB, and the free
 /// memory it keeps at the top of a heap to twice the bound) only as such blocks are freed. Until
 /// then each breadth-first level's vectors came as fresh pages, every page a fault. Set from
