@@ -152,13 +152,12 @@ impl ZeroedTable<u64> {
 }
 
 /// Sets the allocator from the start about where a long solve takes it anyway (once it has
-/// freed a block of some 30 MB). glibc maps every block over
-/// 128 KB afresh and unmaps it when freed, raising that bound (to at most 32 MB, and the free
-/// memory it keeps at the top of a heap to twice the bound) only as such blocks are freed. Until
-/// then each breadth-first level's vectors came as fresh pages, every page a fault. Set from
-/// the start, `kyozume bench` took 0.471 -> 0.452 s at two threads, 0.739 -> 0.728 s at one
-/// (medians of 6, alternated; far apart CPUs: 0.514 -> 0.498 s, 0.756 -> 0.735 s). Call before
-/// any thread starts.
+/// freed a block of some 30 MB). glibc maps every block over 128 KB afresh and unmaps it when
+/// freed, raising that bound (to at most 32 MB, and the free memory it keeps at the top of a
+/// heap to twice the bound) only as such blocks are freed; until then each breadth-first
+/// level's vectors came as fresh pages, every page a fault. Set from the start, `kyozume bench`
+/// took 0.471 -> 0.452 s at two threads, 0.739 -> 0.728 s at one (medians of 6, alternated; CPUs
+/// far apart: 0.514 -> 0.498 s, 0.756 -> 0.735 s). Call before any thread starts.
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets glibc's tuning parameters, under its own lock; no memory is
