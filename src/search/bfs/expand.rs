@@ -30,10 +30,9 @@ impl DeadCache {
     /// Memory the cache takes (one a pass, shared by its threads).
     pub(super) const BYTES: usize = Self::SLOTS * 8;
 
-    /// The cache is exactly one huge page, mapped and written at once: its slots are read
-    /// before they are written, and lazily zeroed 4 KB pages read first are mapped twice, the
-    /// second time interrupting the other threads to flush their address translations (at two
-    /// threads that made gold_only_5 take 10 ms instead of 5).
+    /// Exactly one huge page, written at once: its slots are read before they are written (why
+    /// that costs: [`ZeroedTable::new_populated`]; at two threads gold_only_5 took 10 ms instead
+    /// of 5). A huge page written costs one fault; a populated mapping would be 512 small pages.
     pub(super) fn new() -> DeadCache {
         let mut table = ZeroedTable::new(Self::SLOTS).expect("a 2 MB dead-position cache");
         table.prefault();

@@ -803,10 +803,9 @@ struct RepeatSlot {
 impl Repeats {
     const SLOTS: usize = 1 << 15;
 
-    /// The pages are provided at once: slots are read before they are written, and lazily
-    /// zeroed pages read first are mapped twice, the second time interrupting the other thread
-    /// to flush its address translations (gold_only_5 at two threads: 1,042 page faults with
-    /// the table taken lazily, 501 with it provided).
+    /// The pages are provided at once, as slots are read before they are written (see
+    /// [`ZeroedTable::new_populated`]; gold_only_5 at two threads: 1,042 page faults with the
+    /// table taken lazily, 501 with it provided).
     fn new() -> Repeats {
         Repeats {
             slots: ZeroedTable::new_populated(Self::SLOTS).expect("a 512 KB repeats table"),
