@@ -27,7 +27,8 @@ enum Command {
     /// Solve helpmates: shortest length, uniqueness, the solution in Japanese and USI.
     ///
     /// Exit status: 0 solved, 1 no helpmate (proven), 2 bad input, 3 not solved within the
-    /// limits; with --batch: 0 done, 130 interrupted by Ctrl-C.
+    /// limits, 4 the answer could not be written; with --batch: 0 done, 130 interrupted by
+    /// Ctrl-C.
     Solve {
         /// The problem: an SFEN, a `position ...` string, or a file holding an SFEN, a BOD
         /// diagram or a KIF file (UTF-8 or Shift_JIS); `-` or nothing reads stdin.
@@ -289,17 +290,19 @@ fn run_perft(
         })?,
     };
     let start = Instant::now();
+    let mut text = String::new();
     let nodes = if per_move && depth > 0 {
         let parts = divide(&mut pos, depth, bulk);
         for (m, n) in &parts {
-            println!("{m}: {n}");
+            text += &format!("{m}: {n}\n");
         }
         parts.iter().map(|(_, n)| n).sum()
     } else {
         perft(&mut pos, depth, bulk)
     };
     let secs = start.elapsed().as_secs_f64();
-    println!("Nodes searched: {nodes}");
+    text += &format!("Nodes searched: {nodes}\n");
+    workbench::write_stdout(&text, "kyozume perft").map_err(ExitCode::from)?;
     eprintln!(
         "time {:.3} s, {:.2} M nodes/s{}",
         secs,

@@ -194,6 +194,36 @@ fn exit_codes_tell_the_outcomes_apart() {
     assert_eq!(run(&["solve", "--time-limit", "-1", &sfen]).0, 2);
 }
 
+/// Runs `kyozume args` with its stdout closed before it can write: the answer is lost, but the
+/// command says so and exits with status 4 (no panic).
+fn run_with_stdout_closed(args: &[&str]) -> (i32, String) {
+    let mut child = kyozume()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kyozume");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for kyozume");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn a_closed_stdout_is_an_error_not_a_panic() {
+    let sfen = sfen_of("fmrs_test_solve_15");
+    for args in [
+        vec!["solve", "--hash", "16", sfen.as_str()],
+        vec!["solve", "--hash", "16", "--json", sfen.as_str()],
+        vec!["perft", "3"],
+    ] {
+        let (code, err) = run_with_stdout_closed(&args);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(err.contains("cannot write"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
 fn write_batch(name: &str, lines: &[String]) -> std::path::PathBuf {
     let path =
         std::env::temp_dir().join(format!("kyozume-batch-{}-{name}.tsv", std::process::id()));

@@ -234,7 +234,8 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         }
     });
     if write_failed {
-        return exit::BAD_INPUT;
+        eprintln!("kyozume solve --batch: cannot write the results to stdout");
+        return exit::OUTPUT_LOST;
     }
     summary.interrupted |= stop.load(Ordering::SeqCst);
     if let Some(b) = &bar {

@@ -10,7 +10,7 @@ use crate::search::{self, Limits, Solver};
 use crate::shogi::Position;
 use input::{Format, InputError};
 use report::{Report, Status};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,6 +22,8 @@ pub mod exit {
     pub const NO_MATE: u8 = 1;
     pub const BAD_INPUT: u8 = 2;
     pub const UNSOLVED: u8 = 3;
+    /// The answer could not be written (stdout closed, e.g. piped into `head`, or a full disk).
+    pub const OUTPUT_LOST: u8 = 4;
     /// A batch stopped by Ctrl-C (after writing what it had).
     pub const INTERRUPTED: u8 = 130;
 }
@@ -206,15 +208,30 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
         }
         report
     });
-    match options
+    let text = match options
         .output
         .and_then(|f| record_text(&report, &position, f))
     {
-        Some(record) => print!("{record}"),
-        None if options.json => println!("{}", report.json()),
-        None => print!("{}", report.human()),
+        Some(record) => record,
+        None if options.json => format!("{}\n", report.json()),
+        None => report.human(),
+    };
+    match write_stdout(&text, "kyozume solve") {
+        Ok(()) => exit_code(report.status),
+        Err(status) => status,
     }
-    exit_code(report.status)
+}
+
+/// Writes `text` to stdout for `command`. A closed stdout (the reader gone, as in `| head`) is
+/// not a crash: it is said on stderr once and ends the command with `exit::OUTPUT_LOST`.
+pub fn write_stdout(text: &str, command: &str) -> Result<(), u8> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| {
+            eprintln!("{command}: cannot write the answer: {e}");
+            exit::OUTPUT_LOST
+        })
 }
 
 /// How long `--probe` searches for the shortest line from the position asked about.
@@ -252,7 +269,13 @@ fn solver_for(options: &SolveOptions, command: &str) -> Result<Solver, u8> {
 fn report_input_error(text: &str, e: &InputError, options: &SolveOptions) -> u8 {
     eprintln!("kyozume solve: {e}");
     if options.json {
-        println!("{}", Report::input_error(None, text, e.to_string()).json());
+        let line = format!(
+            "{}\n",
+            Report::input_error(None, text, e.to_string()).json()
+        );
+        if let Err(status) = write_stdout(&line, "kyozume solve") {
+            return status;
+        }
     }
     exit::BAD_INPUT
 }
