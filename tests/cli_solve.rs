@@ -194,6 +194,22 @@ fn exit_codes_tell_the_outcomes_apart() {
     assert_eq!(run(&["solve", "--time-limit", "-1", &sfen]).0, 2);
 }
 
+#[test]
+fn a_missing_file_or_too_much_hash_is_said_as_such() {
+    for (arg, said) in [
+        ("/no/such/problem.kif", "/no/such/problem.kif: No such file"),
+        ("/", "/: Is a directory"),
+    ] {
+        let (code, _, err) = run(&["solve", arg]);
+        assert_eq!(code, 2, "{arg}: {err}");
+        assert!(err.contains(said), "{arg}: {err}");
+    }
+    let sfen = sfen_of("fmrs_test_solve_15");
+    let (code, _, err) = run(&["solve", "--hash", "100000000", &sfen]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot allocate 100000000 MB"), "{err}");
+}
+
 /// Runs `kyozume args` with its stdout closed before it can write: the answer is lost, but the
 /// command says so and exits with status 4 (no panic).
 fn run_with_stdout_closed(args: &[&str]) -> (i32, String) {

@@ -184,20 +184,19 @@ const RESERVE_DIVISOR: usize = 8;
 
 impl Solver {
     pub fn new(hash_mb: usize) -> Result<Solver, AllocError> {
-        Ok(Solver::with_table(
-            TranspositionTable::new(table_mb(hash_mb))?,
-            hash_mb,
-        ))
+        // The error names the memory asked for, not the table's share of it.
+        let table =
+            TranspositionTable::new(table_mb(hash_mb)).map_err(|_| AllocError::new(hash_mb))?;
+        Ok(Solver::with_table(table, hash_mb))
     }
 
     /// A solver whose table memory is zeroed as it is used (see
     /// [`TranspositionTable::new_lazy`]): for the command line, not for an engine that must
     /// answer the first `go` quickly.
     pub fn new_lazy(hash_mb: usize) -> Result<Solver, AllocError> {
-        Ok(Solver::with_table(
-            TranspositionTable::new_lazy(table_mb(hash_mb))?,
-            hash_mb,
-        ))
+        let table = TranspositionTable::new_lazy(table_mb(hash_mb))
+            .map_err(|_| AllocError::new(hash_mb))?;
+        Ok(Solver::with_table(table, hash_mb))
     }
 
     fn with_table(tt: TranspositionTable, hash_mb: usize) -> Solver {
@@ -220,7 +219,7 @@ impl Solver {
         }
         let new_mb = table_mb(mb);
         if tt::available_mb().is_some_and(|avail| new_mb > avail + old_mb) {
-            return Err(AllocError { mb });
+            return Err(AllocError::new(mb));
         }
         // Free the old table first, so that both need not fit at once; should the new one still
         // fail, fall back to a table of the old size.
@@ -233,7 +232,7 @@ impl Solver {
             }
             Err(_) => {
                 self.tt = TranspositionTable::new(old_mb.max(1))?;
-                Err(AllocError { mb })
+                Err(AllocError::new(mb))
             }
         }
     }

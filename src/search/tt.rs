@@ -55,10 +55,28 @@ pub struct Probe {
     pub conditional: bool,
 }
 
+/// The memory asked for (`USI_Hash`, `--hash`) is not there.
 #[derive(Debug, Error)]
-#[error("cannot allocate a {mb} MB transposition table")]
+#[error("cannot allocate {mb} MB of hash{}", available_note(*.available))]
 pub struct AllocError {
     pub mb: usize,
+    /// What the system said it had available, if it said.
+    pub available: Option<usize>,
+}
+
+impl AllocError {
+    pub fn new(mb: usize) -> AllocError {
+        AllocError {
+            mb,
+            available: available_mb(),
+        }
+    }
+}
+
+fn available_note(available: Option<usize>) -> String {
+    available.map_or_else(String::new, |mb| {
+        format!(" (the system has {mb} MB available)")
+    })
 }
 
 /// The data word of an entry: lb (16) | move (16) | epoch (8) | flags (2) and placement (6) |
@@ -212,7 +230,7 @@ impl TranspositionTable {
     /// searches (the command line), where most of a big table may never be touched.
     pub fn new_lazy(mb: usize) -> Result<TranspositionTable, AllocError> {
         if available_mb().is_some_and(|avail| mb > avail) {
-            return Err(AllocError { mb });
+            return Err(AllocError::new(mb));
         }
         let n = (mb.saturating_mul(1024 * 1024) / CLUSTER_BYTES).max(1);
         // The region doubles from `first_active` to exactly `n` clusters: `n` is rounded down to
@@ -220,7 +238,7 @@ impl TranspositionTable {
         let doublings = (n / FIRST_ACTIVE_CLUSTERS).max(1).ilog2();
         let first_active = n >> doublings;
         let n = first_active << doublings;
-        let words = ZeroedTable::new(n * WORDS_PER_CLUSTER).ok_or(AllocError { mb })?;
+        let words = ZeroedTable::new(n * WORDS_PER_CLUSTER).ok_or_else(|| AllocError::new(mb))?;
         Ok(TranspositionTable {
             words,
             clusters: n,

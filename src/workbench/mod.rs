@@ -124,7 +124,14 @@ pub fn read_input(arg: Option<&str>) -> std::io::Result<String> {
             std::io::stdin().read_to_end(&mut bytes)?;
             Ok(input::decode(&bytes))
         }
-        Some(a) if Path::new(a).is_file() => Ok(input::decode(&std::fs::read(a)?)),
+        // A problem's text has spaces (an SFEN has three or four fields): one word names a
+        // file, and one that cannot be read is said as such, not as a bad SFEN.
+        Some(a) if a.trim().is_empty() => Ok(String::new()),
+        Some(a) if Path::new(a).is_file() || !a.trim().contains(char::is_whitespace) => {
+            std::fs::read(a)
+                .map(|bytes| input::decode(&bytes))
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{a}: {e}")))
+        }
         Some(a) => Ok(a.to_string()),
     }
 }
