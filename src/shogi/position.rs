@@ -272,10 +272,15 @@ impl Position {
         let occupied = self.occupied();
         debug_assert!(occupied.count() as usize <= MAX_BOARD_PIECES);
         let mut words = [0u64; 4];
-        for (i, sq) in occupied.into_iter().enumerate() {
-            let code = self.board[sq.index()].map_or(0, |p| p.index() as u64);
-            let shift = (i % PIECES_A_WORD) as u32 * PIECE_BITS;
-            words[i / PIECES_A_WORD] |= code << shift;
+        let mut squares = occupied.into_iter();
+        // Word by word, each filled in a register.
+        for word in &mut words {
+            let mut codes = 0u64;
+            for (i, sq) in squares.by_ref().take(PIECES_A_WORD).enumerate() {
+                let code = self.board[sq.index()].map_or(0, |p| p.index() as u64);
+                codes |= code << (i as u32 * PIECE_BITS);
+            }
+            *word = codes;
         }
         words[3] |= pack_hand(self.hands[Color::Black.index()]) << HAND_SHIFT;
         words[3] |= pack_hand(self.hands[Color::White.index()]) << (HAND_SHIFT + HAND_BITS);
