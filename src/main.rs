@@ -40,12 +40,12 @@ enum Command {
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
         /// Transposition table size in MB (default: USI_Hash from engine.toml).
-        #[arg(long, value_name = "MB")]
+        #[arg(long, value_name = "MB", value_parser = hash_mb)]
         hash: Option<usize>,
-        /// Count shortest solutions up to N; 1 skips the uniqueness check (default:
+        /// Count shortest solutions up to N (1 to 1000); 1 skips the uniqueness check (default:
         /// SolutionLimit from engine.toml).
-        #[arg(long, value_name = "N")]
-        solutions: Option<usize>,
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+        solutions: Option<u16>,
         /// One JSON object per problem, one line each.
         #[arg(long)]
         json: bool,
@@ -89,7 +89,7 @@ enum Command {
         long: bool,
         /// Memory for the search in MB (default 1024; 8192 with --long, which the 1001-ply
         /// problem needs).
-        #[arg(long, value_name = "MB")]
+        #[arg(long, value_name = "MB", value_parser = hash_mb)]
         hash: Option<usize>,
         /// Give up a problem after this many seconds.
         #[arg(long, value_name = "SECONDS")]
@@ -118,6 +118,15 @@ enum Command {
         #[arg(long)]
         no_bulk: bool,
     },
+}
+
+/// `--hash`: the `USI_Hash` range.
+fn hash_mb(text: &str) -> Result<usize, String> {
+    let max = kyozume::config::MAX_HASH_MB;
+    text.parse()
+        .ok()
+        .filter(|mb| (1..=max).contains(mb))
+        .ok_or_else(|| format!("not an integer in 1..={max}"))
 }
 
 fn load_config(cli: &Cli) -> Result<EngineConfig, ExitCode> {
@@ -202,7 +211,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
                 hash_mb: hash.unwrap_or(config.hash_mb).max(1),
-                solutions: solutions.unwrap_or(config.solution_limit).max(1),
+                solutions: solutions.map_or(config.solution_limit, usize::from).max(1),
                 threads: threads.map_or(config.threads, usize::from),
                 jobs: jobs.map_or(1, usize::from),
                 json: *json,

@@ -205,9 +205,20 @@ fn a_missing_file_or_too_much_hash_is_said_as_such() {
         assert!(err.contains(said), "{arg}: {err}");
     }
     let sfen = sfen_of("fmrs_test_solve_15");
-    let (code, _, err) = run(&["solve", "--hash", "100000000", &sfen]);
+    // 1 TB, the largest `--hash` (as `USI_Hash`): more than a test machine has.
+    let (code, _, err) = run(&["solve", "--hash", "1048576", &sfen]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("cannot allocate 100000000 MB"), "{err}");
+    assert!(err.contains("cannot allocate 1048576 MB"), "{err}");
+    // Out of range, as for the USI options: refused before anything is allocated.
+    for (flag, value) in [
+        ("--hash", "0"),
+        ("--solutions", "0"),
+        ("--solutions", "1001"),
+    ] {
+        let (code, _, err) = run(&["solve", flag, value, &sfen]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains("invalid value"), "{flag} {value}: {err}");
+    }
 }
 
 /// Runs `kyozume args` with its stdout closed before it can write: the answer is lost, but the
