@@ -40,8 +40,8 @@ enum Command {
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
         /// Transposition table size in MB (default: USI_Hash from engine.toml).
-        #[arg(long, value_name = "MB", value_parser = hash_mb)]
-        hash: Option<usize>,
+        #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(HASH_MB_RANGE))]
+        hash: Option<u64>,
         /// Count shortest solutions up to N (1 to 1000); 1 skips the uniqueness check (default:
         /// SolutionLimit from engine.toml).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
@@ -89,8 +89,8 @@ enum Command {
         long: bool,
         /// Memory for the search in MB (default 1024; 8192 with --long, which the 1001-ply
         /// problem needs).
-        #[arg(long, value_name = "MB", value_parser = hash_mb)]
-        hash: Option<usize>,
+        #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(HASH_MB_RANGE))]
+        hash: Option<u64>,
         /// Give up a problem after this many seconds.
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
@@ -121,13 +121,7 @@ enum Command {
 }
 
 /// `--hash`: the `USI_Hash` range.
-fn hash_mb(text: &str) -> Result<usize, String> {
-    let max = kyozume::config::MAX_HASH_MB;
-    text.parse()
-        .ok()
-        .filter(|mb| (1..=max).contains(mb))
-        .ok_or_else(|| format!("not an integer in 1..={max}"))
-}
+const HASH_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=kyozume::config::MAX_HASH_MB as u64;
 
 fn load_config(cli: &Cli) -> Result<EngineConfig, ExitCode> {
     EngineConfig::load(cli.config.as_deref()).map_err(|e| {
@@ -210,7 +204,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             config.disk_cap_mb = disk_cap.unwrap_or(config.disk_cap_mb);
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
-                hash_mb: hash.unwrap_or(config.hash_mb).max(1),
+                hash_mb: hash.map_or(config.hash_mb, |mb| mb as usize),
                 solutions: solutions.map_or(config.solution_limit, usize::from).max(1),
                 threads: threads.map_or(config.threads, usize::from),
                 jobs: jobs.map_or(1, usize::from),
@@ -257,7 +251,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             let options = kyozume::bench::BenchOptions {
                 threads: threads.map_or(1, usize::from),
                 long: *long,
-                hash_mb: hash.unwrap_or(if *long { 8192 } else { 1024 }),
+                hash_mb: hash.map_or(if *long { 8192 } else { 1024 }, |mb| mb as usize),
                 time_limit: seconds(*time_limit, "bench")?,
                 filter: filter.clone(),
             };

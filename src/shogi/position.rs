@@ -305,7 +305,7 @@ impl Position {
         for &word in &packed.words {
             let mut codes = word;
             for sq in squares.by_ref().take(PIECES_A_WORD) {
-                if let Some(piece) = Piece::from_index((codes & 31) as u8) {
+                if let Some(piece) = Piece::from_index((codes & ((1 << PIECE_BITS) - 1)) as u8) {
                     self.put_piece(sq, piece);
                 }
                 codes >>= PIECE_BITS;
