@@ -221,16 +221,18 @@ fn a_missing_file_or_too_much_hash_is_said_as_such() {
     }
 }
 
-/// Runs `kyozume args` with its stdout closed before it can write: the answer is lost, but the
-/// command says so and exits with status 4 (no panic).
+/// Runs `kyozume args` with its stdout a pipe whose reading end is closed before the process
+/// starts (so that even a fast command cannot write first): the answer is lost, but the command
+/// says so and exits with status 4 (no panic).
 fn run_with_stdout_closed(args: &[&str]) -> (i32, String) {
-    let mut child = kyozume()
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let child = kyozume()
         .args(args)
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
         .spawn()
         .expect("run kyozume");
-    drop(child.stdout.take());
     let out = child.wait_with_output().expect("wait for kyozume");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status.code().unwrap_or(-1), err)
