@@ -10,7 +10,7 @@ use crate::search::{self, Limits, Solver};
 use crate::shogi::Position;
 use input::{Format, InputError};
 use report::{Report, Status};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -120,6 +120,10 @@ fn print_levels() -> (
 pub fn read_input(arg: Option<&str>) -> std::io::Result<String> {
     match arg {
         None | Some("-") => {
+            if std::io::stdin().is_terminal() {
+                // Otherwise the command would seem to hang.
+                eprintln!("kyozume: reading the problem from the terminal (end it with Ctrl-D)");
+            }
             let mut bytes = Vec::new();
             std::io::stdin().read_to_end(&mut bytes)?;
             Ok(input::decode(&bytes))
