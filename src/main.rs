@@ -44,7 +44,7 @@ enum Command {
         hash: Option<u64>,
         /// Count shortest solutions up to N (1 to 1000); 1 skips the uniqueness check (default:
         /// SolutionLimit from engine.toml).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(SOLUTIONS_RANGE))]
         solutions: Option<u16>,
         /// One JSON object per problem, one line each.
         #[arg(long)]
@@ -122,6 +122,9 @@ enum Command {
 
 /// `--hash`: the `USI_Hash` range.
 const HASH_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=kyozume::config::MAX_HASH_MB as u64;
+/// `--solutions`: the `SolutionLimit` range.
+const SOLUTIONS_RANGE: std::ops::RangeInclusive<i64> =
+    1..=kyozume::config::MAX_SOLUTION_LIMIT as i64;
 
 fn load_config(cli: &Cli) -> Result<EngineConfig, ExitCode> {
     EngineConfig::load(cli.config.as_deref()).map_err(|e| {
@@ -205,7 +208,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
                 hash_mb: hash.map_or(config.hash_mb, |mb| mb as usize),
-                solutions: solutions.map_or(config.solution_limit, usize::from).max(1),
+                solutions: solutions.map_or(config.solution_limit, usize::from),
                 threads: threads.map_or(config.threads, usize::from),
                 jobs: jobs.map_or(1, usize::from),
                 json: *json,
