@@ -193,6 +193,7 @@ pub(crate) fn search(
         }
     }
     let dead = DeadCache::new();
+    let mut pipeline = Pipeline::new();
     let mut workers = limits.pool.map(|pool| parallel::Workers::new(pool, &dead));
     let mut last_report = Instant::now();
     let started = Instant::now();
@@ -270,7 +271,7 @@ pub(crate) fn search(
                 }
                 None => expand_level(
                     &mut seen,
-                    &dead,
+                    (&dead, &mut pipeline),
                     &this_level,
                     nodes,
                     budget_now,
@@ -402,6 +403,24 @@ impl LevelPositions {
         self.ends.push(self.checks.len() as u32);
     }
 
+    /// Starts loading positions `range` and their checks: a thread expanding a batch of them
+    /// mostly reads lines that another thread wrote last (the merge, or its insertion), each a
+    /// round trip between CPUs if taken one by one as the expansion comes to them.
+    fn prefetch(&self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        prefetch_lines(&self.packed[range.clone()]);
+        let start = if range.start == 0 {
+            0
+        } else {
+            self.ends[range.start - 1]
+        };
+        let end = self.ends[range.end - 1];
+        prefetch_lines(&self.checks[start as usize..end as usize]);
+        prefetch_lines(&self.ends[range]);
+    }
+
     /// Position `index` and its checks.
     #[inline]
     fn get(&self, index: usize) -> (&PackedPosition, &[Move]) {
@@ -483,6 +502,12 @@ impl Level<'_> {
             },
         }
     }
+}
+
+/// Starts loading the cache lines of `items` (one look-up hint a line).
+fn prefetch_lines<T>(items: &[T]) {
+    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    items.iter().step_by(step).for_each(crate::search::prefetch);
 }
 
 /// The next level as one thread builds it.
@@ -584,10 +609,11 @@ impl expand::ChildSink for NextLevel<'_> {
 }
 
 /// Expands one level on this thread. The children of each position are resolved after the
-/// next position's are generated (see `expand.rs`), so that their look-ups overlap.
+/// next position's are generated (see `expand.rs`), so that their look-ups overlap. `dead` and
+/// `pipeline` are the pass's, kept from level to level.
 fn expand_level(
     seen: &mut KeySet,
-    dead: &DeadCache,
+    (dead, pipeline): (&DeadCache, &mut Pipeline),
     level: &Level,
     nodes: &mut u64,
     budget: usize,
@@ -610,7 +636,7 @@ fn expand_level(
         cramming: false,
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
-    let mut pipeline = Pipeline::new();
+    pipeline.reset();
     let mut next_poll = *nodes + POLL_INTERVAL;
     for index in 0..level.positions.len() {
         *nodes += pipeline.current().generate(
