@@ -17,6 +17,7 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
+mod crew;
 mod disk;
 mod expand;
 mod frozen;
@@ -142,18 +143,32 @@ pub(crate) fn search_in_pool(
     more_memory: &mut (dyn FnMut() -> usize + Send),
 ) -> BfsOutcome {
     let Some(pool) = limits.pool else {
-        return search(root, limits, nodes, progress, more_memory);
+        return search(root, limits, nodes, progress, more_memory, None);
     };
     let (sender, reports) = crossbeam_channel::unbounded();
     let mut outcome = None;
+    let shared = crew::Shared::default();
+    let shared = &shared;
     pool.in_place_scope(|scope| {
         let outcome = &mut outcome;
-        scope.spawn(move |_| {
+        scope.spawn(move |scope| {
             let mut report = move |report| {
                 // The receiver lives until this job ends.
                 let _ = sender.send(report);
             };
-            *outcome = Some(search(root, limits, nodes, &mut report, more_memory));
+            // A helper spinning where it has no CPU of its own only takes time from the
+            // threads that work.
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let helpers = pool.current_num_threads().min(cpus).saturating_sub(1);
+            let mut crew = crew::Crew::new(scope, shared, helpers);
+            *outcome = Some(search(
+                root,
+                limits,
+                nodes,
+                &mut report,
+                more_memory,
+                Some(&mut crew),
+            ));
         });
         // The reports end when the job (and with it the sender) does.
         for report in reports.iter() {
@@ -167,12 +182,14 @@ pub(crate) fn search_in_pool(
 /// `progress` is called after levels, at most ten times a second, and at least once a second
 /// during a long level. When the budget is used up, `more_memory()` is asked for more bytes;
 /// when it has none, the links move to disk (if `limits.disk` allows); then the pass gives up.
-pub(crate) fn search(
+/// `crew` (with a pool) shares out the narrow levels (see `crew.rs`).
+fn search(
     root: &Position,
     limits: &BfsLimits,
     nodes: &mut u64,
     progress: &mut dyn FnMut(BfsProgress),
     more_memory: &mut dyn FnMut() -> usize,
+    crew: Option<&mut dyn crew::Team>,
 ) -> BfsOutcome {
     let mut budget = limits.budget_bytes;
     let cap = limits.solution_cap.max(1);
@@ -194,7 +211,9 @@ pub(crate) fn search(
     }
     let dead = DeadCache::new();
     let mut pipeline = Pipeline::new();
-    let mut workers = limits.pool.map(|pool| parallel::Workers::new(pool, &dead));
+    let mut workers = limits
+        .pool
+        .map(|pool| parallel::Workers::new(pool, &dead, crew.map(|c| c as _)));
     let mut last_report = Instant::now();
     let started = Instant::now();
     for depth in 0u32.. {

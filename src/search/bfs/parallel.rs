@@ -19,6 +19,7 @@
 //! 3. **Merge**: the new positions of all owners, ordered by their numbers, make the next level
 //!    — the very order one thread would have produced.
 
+use super::crew::Team;
 use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
@@ -70,6 +71,9 @@ pub(crate) const SLICE_POSITIONS: usize = 1 << 16;
 const BATCHES_A_THREAD: usize = 16;
 const MIN_BATCH: usize = 8;
 const MAX_BATCH: usize = 64;
+/// Slices narrower than this are shared out by the crew (whose threads wait for work
+/// spinning), wider ones by rayon (whose threads can then do the merge and freezing too).
+const CREW_BELOW: usize = 4096;
 /// How many candidates ahead an owner starts loading key-set slots.
 const PREFETCH_AHEAD: usize = 8;
 
@@ -124,10 +128,16 @@ pub(super) struct Workers<'a> {
     repeats: Vec<Mutex<Repeats>>,
     /// Levels expanded so far: each level's stamp in `repeats`.
     levels: u64,
+    /// Shares out the narrow slices (see `crew.rs`); rayon the wide ones.
+    crew: Option<&'a mut dyn Team>,
 }
 
 impl<'a> Workers<'a> {
-    pub(super) fn new(pool: &'a rayon::ThreadPool, dead: &'a DeadCache) -> Workers<'a> {
+    pub(super) fn new(
+        pool: &'a rayon::ThreadPool,
+        dead: &'a DeadCache,
+        crew: Option<&'a mut dyn Team>,
+    ) -> Workers<'a> {
         Workers {
             pool,
             dead,
@@ -135,6 +145,7 @@ impl<'a> Workers<'a> {
             inserted: Vec::new(),
             repeats: Vec::new(),
             levels: 0,
+            crew,
         }
     }
 
@@ -190,6 +201,7 @@ pub(super) fn expand_level(
         inserted,
         repeats,
         levels,
+        crew,
     } = workers;
     *levels += 1;
     let stamp = *levels;
@@ -238,12 +250,24 @@ pub(super) fn expand_level(
             len: batch_len,
             next: &next_batch,
         };
-        pool.install(|| {
-            expanded
-                .par_iter_mut()
-                .with_max_len(1)
-                .for_each(|out| expand_share(&read, level, &batches, out))
-        });
+        let mut crew = crew
+            .as_deref_mut()
+            .filter(|_| slice.1 - slice.0 < CREW_BELOW);
+        match crew.as_deref_mut() {
+            Some(crew) => {
+                let shares: Vec<Mutex<&mut Expanded>> =
+                    expanded.iter_mut().map(Mutex::new).collect();
+                crew.run(owners, &|share| {
+                    expand_share(&read, level, &batches, &mut shares[share].lock());
+                });
+            }
+            None => pool.install(|| {
+                expanded
+                    .par_iter_mut()
+                    .with_max_len(1)
+                    .for_each(|out| expand_share(&read, level, &batches, out))
+            }),
+        }
         let expanded: &[Expanded] = expanded;
         for e in expanded {
             *nodes += e.nodes;
@@ -289,19 +313,32 @@ pub(super) fn expand_level(
             // The memory left goes to the owners still inserting.
             let working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
             let share = allowance / working.max(1);
-            let cram = cramming;
-            let used: Vec<usize> = pool.install(|| {
-                shards
-                    .into_par_iter()
-                    .zip(inserted.par_iter_mut())
-                    .enumerate()
-                    .map(|(owner, (mut mine, out))| {
-                        let memory = (share, cram);
-                        let from = (expanded, takers, &batches);
-                        insert_owned(owner, owners, &mut mine, from, level, memory, out)
-                    })
-                    .collect()
-            });
+            let memory = (share, cramming);
+            let from = (expanded, takers, &batches);
+            let used: Vec<usize> = match crew.as_deref_mut() {
+                Some(crew) => {
+                    let jobs: Vec<Mutex<(Vec<&mut Shard>, &mut Inserted, usize)>> = shards
+                        .into_iter()
+                        .zip(inserted.iter_mut())
+                        .map(|(mine, out)| Mutex::new((mine, out, 0)))
+                        .collect();
+                    crew.run(owners, &|owner| {
+                        let (mine, out, used) = &mut *jobs[owner].lock();
+                        *used = insert_owned(owner, owners, mine, from, level, memory, out);
+                    });
+                    jobs.into_iter().map(|job| job.into_inner().2).collect()
+                }
+                None => pool.install(|| {
+                    shards
+                        .into_par_iter()
+                        .zip(inserted.par_iter_mut())
+                        .enumerate()
+                        .map(|(owner, (mut mine, out))| {
+                            insert_owned(owner, owners, &mut mine, from, level, memory, out)
+                        })
+                        .collect()
+                }),
+            };
             allowance = allowance.saturating_sub(used.iter().sum());
             seen.recount();
             if inserted.iter().any(|o| o.interrupted) {
@@ -869,6 +906,7 @@ impl Repeats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::bfs::crew;
     use crate::search::bfs::expand_level as expand_on_one_thread;
     use crate::search::helpmate::Interrupt;
     use crate::shogi::Position;
@@ -930,13 +968,29 @@ mod tests {
             .build()
             .unwrap();
         let dead = DeadCache::new();
-        let mut workers = Workers::new(&pool, &dead);
+        // Narrow slices go to a crew, wide ones to rayon, as in a pass.
+        let crew_shared = crew::Shared::default();
+        pool.in_place_scope(|scope| {
+            let mut crew = crew::Crew::new(scope, &crew_shared, threads - 1);
+            let mut workers = Workers::new(&pool, &dead, Some(&mut crew));
+            compare_levels(&mut workers, &root, &dead, (slice, batch, cap), threads)
+        })
+    }
+
+    /// `same_levels`' comparison, level after level, with `workers`.
+    fn compare_levels(
+        workers: &mut Workers,
+        root: &Position,
+        dead: &DeadCache,
+        (slice, batch, cap): (usize, Option<usize>, u32),
+        threads: usize,
+    ) -> usize {
         let mut pipeline = Pipeline::new();
         let (mut alone, mut shared) = (KeySet::new(), KeySet::new());
         for seen in [&mut alone, &mut shared] {
             seen.insert(root.key(), usize::MAX, false).unwrap();
         }
-        let mut level = LevelPositions::root(&root);
+        let mut level = LevelPositions::root(root);
         let mut counts = vec![1];
         let stop = AtomicBool::new(false);
         let mut positions = 0;
@@ -958,7 +1012,7 @@ mod tests {
             let mut nodes = (0, 0);
             let one = expand_on_one_thread(
                 &mut alone,
-                (&dead, &mut pipeline),
+                (dead, &mut pipeline),
                 &this_level,
                 &mut nodes.0,
                 usize::MAX,
@@ -966,7 +1020,7 @@ mod tests {
                 &mut |_| {},
             );
             let many = expand_level(
-                &mut workers,
+                workers,
                 &mut shared,
                 &this_level,
                 &mut nodes.1,
