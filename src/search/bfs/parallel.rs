@@ -64,12 +64,13 @@ const ORDER_SHIFT: u32 = 24;
 /// Positions expanded before their candidates are inserted: bounds the candidates held at once
 /// (about two a position, 96 bytes each: some 13 MB).
 pub(crate) const SLICE_POSITIONS: usize = 1 << 16;
-/// Batches a thread takes on a slice (about), and the fewest and most positions in one. A thread
-/// done with its last batch waits for the others' last: small batches let the threads finish
-/// nearly together, but each is taken from a counter that all the threads write (a round trip
-/// between CPUs).
-const BATCHES_A_THREAD: usize = 16;
-const MIN_BATCH: usize = 8;
+/// How a slice is cut into batches: each takes a `1 / (GUIDED_SHARES * threads)` of what is
+/// left, between the fewest and the most positions below. A thread done with its last batch
+/// waits for the others' last, so the batches shrink as the slice runs out (on 寿限無 19447 the
+/// threads' ends of an expansion were 2.7 us apart a level with batches of 8); but each is taken
+/// from a counter that all the threads write (a round trip between CPUs), so they start larger.
+const GUIDED_SHARES: usize = 4;
+const MIN_BATCH: usize = 2;
 const MAX_BATCH: usize = 64;
 /// Slices narrower than this are shared out by the crew (whose threads wait for work
 /// spinning), wider ones by rayon (whose threads can then do the merge and freezing too).
@@ -130,6 +131,8 @@ pub(super) struct Workers<'a> {
     levels: u64,
     /// Shares out the narrow slices (see `crew.rs`); rayon the wide ones.
     crew: Option<&'a mut dyn Team>,
+    /// The current slice's batches (see `Batches`).
+    bounds: Vec<usize>,
 }
 
 impl<'a> Workers<'a> {
@@ -146,6 +149,7 @@ impl<'a> Workers<'a> {
             repeats: Vec::new(),
             levels: 0,
             crew,
+            bounds: Vec::new(),
         }
     }
 
@@ -202,6 +206,7 @@ pub(super) fn expand_level(
         repeats,
         levels,
         crew,
+        bounds,
     } = workers;
     *levels += 1;
     let stamp = *levels;
@@ -213,14 +218,6 @@ pub(super) fn expand_level(
     // Slices bound the candidates held at once; small batches, so that the threads finish a
     // slice together.
     let slice_len = level.slice.max(1);
-    let batch_len = level.batch.map_or_else(
-        || {
-            let positions = level.positions.len().min(slice_len);
-            let batches = owners * BATCHES_A_THREAD;
-            positions.div_ceil(batches).clamp(MIN_BATCH, MAX_BATCH)
-        },
-        |batch| batch.max(1),
-    );
     inserted.resize_with(owners, Inserted::default);
     inserted.iter_mut().for_each(Inserted::clear);
     if expanded_all.len() < owners {
@@ -245,9 +242,9 @@ pub(super) fn expand_level(
             inserted,
         };
         let next_batch = AtomicUsize::new(0);
+        cut_into_batches(slice, level.batch, owners, bounds);
         let batches = Batches {
-            slice,
-            len: batch_len,
+            bounds,
             next: &next_batch,
         };
         let mut crew = crew
@@ -513,29 +510,56 @@ struct Read<'a> {
 
 /// The batches of a slice, handed out in order.
 struct Batches<'a> {
-    /// The slice: first index and end.
-    slice: (usize, usize),
-    /// Positions in a batch (the last may have fewer).
-    len: usize,
+    /// Where each batch starts, then the slice's end.
+    bounds: &'a [usize],
     /// The next batch to take.
     next: &'a AtomicUsize,
 }
 
+/// Cuts `slice` (first index, end) into batches for `threads` threads, into `bounds` (see
+/// `Batches`): of `fixed` positions each if given, else guided (see `GUIDED_SHARES`).
+fn cut_into_batches(
+    slice: (usize, usize),
+    fixed: Option<usize>,
+    threads: usize,
+    bounds: &mut Vec<usize>,
+) {
+    bounds.clear();
+    let mut at = slice.0;
+    bounds.push(at);
+    while at < slice.1 {
+        let left = slice.1 - at;
+        let len = fixed.map_or_else(
+            || {
+                left.div_ceil(GUIDED_SHARES * threads)
+                    .clamp(MIN_BATCH, MAX_BATCH)
+            },
+            |len| len.max(1),
+        );
+        at += len.min(left);
+        bounds.push(at);
+    }
+}
+
 impl Batches<'_> {
     fn count(&self) -> usize {
-        (self.slice.1 - self.slice.0).div_ceil(self.len)
+        self.bounds.len() - 1
+    }
+
+    /// Positions in the slice.
+    fn positions(&self) -> usize {
+        self.bounds[self.count()] - self.bounds[0]
     }
 
     /// The next batch's number and positions, if any is left.
     fn take(&self) -> Option<(usize, std::ops::Range<usize>)> {
         let batch = self.next.fetch_add(1, Ordering::Relaxed);
-        let start = self.slice.0 + batch.checked_mul(self.len)?;
-        (start < self.slice.1).then(|| (batch, start..(start + self.len).min(self.slice.1)))
+        (batch < self.count()).then(|| (batch, self.bounds[batch]..self.bounds[batch + 1]))
     }
 
     /// The first candidate number after `batch`'s.
     fn end_order(&self, batch: usize) -> u64 {
-        ((self.slice.0 + (batch + 1) * self.len) as u64) << ORDER_SHIFT
+        (self.bounds[batch + 1] as u64) << ORDER_SHIFT
     }
 }
 
@@ -554,7 +578,7 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
     out.clear(owners);
     // This thread's own: the lock is never contended.
     let repeats = &repeats[rayon::current_thread_index().unwrap_or(0) % repeats.len()];
-    let positions = (batches.slice.1 - batches.slice.0).div_ceil(owners);
+    let positions = batches.positions().div_ceil(owners);
     // About two new children a position on the long problems: room for them up front, so that
     // the buckets are not copied as they grow.
     for bucket in &mut out.buckets {
