@@ -65,12 +65,11 @@ impl<'scope, 's> Crew<'scope, 's> {
         shared: &'scope Shared,
         helpers: usize,
     ) -> Crew<'scope, 's> {
-        let jobs = shared.claim.load(Ordering::Relaxed) >> JOB_SHIFT;
         Crew {
             scope,
             shared,
             helpers,
-            jobs,
+            jobs: 0,
         }
     }
 
@@ -97,24 +96,21 @@ impl<'scope, 's> Crew<'scope, 's> {
             number << JOB_SHIFT | (parts as u64) << PARTS_SHIFT,
             Ordering::Release,
         );
-        let mine = catch_unwind(AssertUnwindSafe(|| {
-            while let Some(part) = shared.claim(number) {
-                job(part);
-                shared.done.fetch_add(1, Ordering::Release);
+        // Every part claimed here counts as done, the one that panicked too (else the wait
+        // below never ends); after a panic, the parts still unclaimed are claimed, not run.
+        let mut panic = None;
+        while let Some(part) = shared.claim(number) {
+            if panic.is_none() {
+                panic = catch_unwind(AssertUnwindSafe(|| job(part))).err();
             }
-        }));
-        if mine.is_err() {
-            // The parts nobody has claimed yet are not run.
-            while shared.claim(number).is_some() {
-                shared.done.fetch_add(1, Ordering::Release);
-            }
+            shared.done.fetch_add(1, Ordering::Release);
         }
         // Every part has been claimed; wait for those running elsewhere, which borrow `job`.
         let mut spins = 0;
         while shared.done.load(Ordering::Acquire) < parts {
             wait(&mut spins);
         }
-        if let Err(payload) = mine {
+        if let Some(payload) = panic {
             resume_unwind(payload);
         }
         if shared.panicked.swap(false, Ordering::AcqRel) {
@@ -123,16 +119,23 @@ impl<'scope, 's> Crew<'scope, 's> {
     }
 }
 
-/// What the pass asks of a crew (a trait object, so that the pass need not carry the scope's
-/// lifetimes).
+/// Threads that run a job's parts (a trait object, so that the pass need not carry a crew's
+/// scope lifetimes): a crew, or a rayon pool.
 pub(super) trait Team {
-    /// See [`Crew::run`].
+    /// Runs `job(part)` for every part in `0..parts`, each once; returns when all have run.
     fn run(&mut self, parts: usize, job: &(dyn Fn(usize) + Sync));
 }
 
 impl Team for Crew<'_, '_> {
     fn run(&mut self, parts: usize, job: &(dyn Fn(usize) + Sync)) {
         Crew::run(self, parts, job);
+    }
+}
+
+impl Team for &rayon::ThreadPool {
+    fn run(&mut self, parts: usize, job: &(dyn Fn(usize) + Sync)) {
+        use rayon::prelude::*;
+        self.install(|| (0..parts).into_par_iter().with_max_len(1).for_each(job));
     }
 }
 
@@ -252,30 +255,42 @@ mod tests {
 
     #[test]
     fn a_part_that_panics_is_raised_after_the_others_end() {
-        let pool = pool(2);
-        let shared = Shared::default();
-        let ended = AtomicU32::new(0);
-        let caught = pool.in_place_scope(|scope| {
-            let mut crew = Crew::new(scope, &shared, 1);
-            let caught = catch_unwind(AssertUnwindSafe(|| {
-                crew.run(8, &|part| {
-                    if part == 3 {
-                        panic!("part 3");
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                    ended.fetch_add(1, Ordering::Relaxed);
-                })
-            }));
-            // The crew still works after a panic.
-            let after = AtomicU32::new(0);
-            crew.run(4, &|_| {
-                after.fetch_add(1, Ordering::Relaxed);
+        // Without helpers the caller runs every part, the panicking one included; with one,
+        // either may. The crew runs on its own thread so that a hang fails the test.
+        for (helpers, panicking) in [(0, 0), (0, 3), (1, 0), (1, 3), (1, 7)] {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let pool = pool(2);
+                let shared = Shared::default();
+                let ended = AtomicU32::new(0);
+                let (caught, after) = pool.in_place_scope(|scope| {
+                    let mut crew = Crew::new(scope, &shared, helpers);
+                    let caught = catch_unwind(AssertUnwindSafe(|| {
+                        crew.run(8, &|part| {
+                            if part == panicking {
+                                panic!("part {part}");
+                            }
+                            std::thread::sleep(Duration::from_millis(2));
+                            ended.fetch_add(1, Ordering::Relaxed);
+                        })
+                    }));
+                    // The crew still works after a panic.
+                    let after = AtomicU32::new(0);
+                    crew.run(4, &|_| {
+                        after.fetch_add(1, Ordering::Relaxed);
+                    });
+                    (caught.is_err(), after.load(Ordering::Relaxed))
+                });
+                let _ = sender.send((caught, after, ended.load(Ordering::Relaxed)));
             });
-            assert_eq!(after.load(Ordering::Relaxed), 4);
-            caught
-        });
-        assert!(caught.is_err());
-        // Every other part that was claimed ran to its end before `run` returned.
-        assert!(ended.load(Ordering::Relaxed) >= 1);
+            let (caught, after, ended) = receiver
+                .recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("{helpers} helpers, part {panicking}: the crew hung"));
+            assert!(caught, "the panic of part {panicking} was not raised");
+            assert_eq!(after, 4);
+            // Parts are claimed in order: those before the panicking one ran to their end
+            // before `run` returned (with a helper, more may have).
+            assert!(ended as usize >= panicking, "{ended} parts ended");
+        }
     }
 }
