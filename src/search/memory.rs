@@ -43,8 +43,8 @@ const HEAP_TABLE_BYTES: usize = 256 * 1024;
 const PAGE_BYTES: usize = 4096;
 
 impl<T: Pod> ZeroedTable<T> {
-    /// `len` records, zeroed lazily by the system. `None` when the address space or memory
-    /// cannot be had.
+    /// `len` records, zeroed lazily by the system (a small table on the heap: at once). `None`
+    /// when the address space or memory cannot be had.
     pub(crate) fn new(len: usize) -> Option<ZeroedTable<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
         if bytes < HEAP_TABLE_BYTES {
@@ -63,9 +63,15 @@ impl<T: Pod> ZeroedTable<T> {
         })
     }
 
+    /// Written, not allocated zeroed: `vec![zero; len]` takes fresh heap pages as they come
+    /// (the allocator knows they are zero), and as the tables are read before they are written
+    /// those pages would be mapped twice (see `new_populated`; 寿限無 19447 at two threads: 1.3%
+    /// of the time in the flushes, from the key-set shards' growth).
     fn on_heap(len: usize) -> ZeroedTable<T> {
+        let mut records = Vec::with_capacity(len);
+        records.resize(len, T::zeroed());
         ZeroedTable {
-            storage: Storage::Heap(vec![T::zeroed(); len]),
+            storage: Storage::Heap(records),
             len,
         }
     }
@@ -78,16 +84,7 @@ impl<T: Pod> ZeroedTable<T> {
     pub(crate) fn new_populated(len: usize) -> Option<ZeroedTable<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
         if bytes < HEAP_TABLE_BYTES {
-            // Written, not allocated zeroed: `vec![zero; len]` takes fresh heap pages as they
-            // come (the allocator knows they are zero), and they would be mapped twice too
-            // (寿限無 19447 at two threads: 1.3% of the time in those flushes, from the
-            // key-set shards' growth).
-            let mut records = Vec::with_capacity(len);
-            records.resize(len, T::zeroed());
-            return Some(ZeroedTable {
-                storage: Storage::Heap(records),
-                len,
-            });
+            return Some(Self::on_heap(len));
         }
         let map = memmap2::MmapOptions::new()
             .len(bytes.max(1))

@@ -247,24 +247,16 @@ pub(super) fn expand_level(
             bounds,
             next: &next_batch,
         };
-        let mut crew = crew
-            .as_deref_mut()
-            .filter(|_| slice.1 - slice.0 < CREW_BELOW);
-        match crew.as_deref_mut() {
-            Some(crew) => {
-                let shares: Vec<Mutex<&mut Expanded>> =
-                    expanded.iter_mut().map(Mutex::new).collect();
-                crew.run(owners, &|share| {
-                    expand_share(&read, level, &batches, &mut shares[share].lock());
-                });
-            }
-            None => pool.install(|| {
-                expanded
-                    .par_iter_mut()
-                    .with_max_len(1)
-                    .for_each(|out| expand_share(&read, level, &batches, out))
-            }),
-        }
+        let mut rayon = *pool;
+        let team: &mut dyn Team = match crew.as_deref_mut() {
+            Some(crew) if slice.1 - slice.0 < CREW_BELOW => crew,
+            _ => &mut rayon,
+        };
+        let shares: Vec<Mutex<&mut Expanded>> = expanded.iter_mut().map(Mutex::new).collect();
+        team.run(owners, &|share| {
+            expand_share(&read, level, &batches, &mut shares[share].lock());
+        });
+        drop(shares);
         let expanded: &[Expanded] = expanded;
         for e in expanded {
             *nodes += e.nodes;
@@ -312,30 +304,16 @@ pub(super) fn expand_level(
             let share = allowance / working.max(1);
             let memory = (share, cramming);
             let from = (expanded, takers, &batches);
-            let used: Vec<usize> = match crew.as_deref_mut() {
-                Some(crew) => {
-                    let jobs: Vec<Mutex<(Vec<&mut Shard>, &mut Inserted, usize)>> = shards
-                        .into_iter()
-                        .zip(inserted.iter_mut())
-                        .map(|(mine, out)| Mutex::new((mine, out, 0)))
-                        .collect();
-                    crew.run(owners, &|owner| {
-                        let (mine, out, used) = &mut *jobs[owner].lock();
-                        *used = insert_owned(owner, owners, mine, from, level, memory, out);
-                    });
-                    jobs.into_iter().map(|job| job.into_inner().2).collect()
-                }
-                None => pool.install(|| {
-                    shards
-                        .into_par_iter()
-                        .zip(inserted.par_iter_mut())
-                        .enumerate()
-                        .map(|(owner, (mut mine, out))| {
-                            insert_owned(owner, owners, &mut mine, from, level, memory, out)
-                        })
-                        .collect()
-                }),
-            };
+            let jobs: Vec<Mutex<(Vec<&mut Shard>, &mut Inserted, usize)>> = shards
+                .into_iter()
+                .zip(inserted.iter_mut())
+                .map(|(mine, out)| Mutex::new((mine, out, 0)))
+                .collect();
+            team.run(owners, &|owner| {
+                let (mine, out, used) = &mut *jobs[owner].lock();
+                *used = insert_owned(owner, owners, mine, from, level, memory, out);
+            });
+            let used: Vec<usize> = jobs.into_iter().map(|job| job.into_inner().2).collect();
             allowance = allowance.saturating_sub(used.iter().sum());
             seen.recount();
             if inserted.iter().any(|o| o.interrupted) {
