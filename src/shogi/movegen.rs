@@ -496,7 +496,10 @@ fn push_checks_of(
 
 /// All legal moves that give check to the opponent's king (none if there is no such king).
 pub fn checks(pos: &Position, list: &mut MoveList) {
-    let Some(ci) = pos.check_info() else {
+    // Bound by reference: moving the 272-byte value out of the `Option` was a `memcpy` call
+    // on every generation (2% of a breadth-first pass).
+    let check_info = pos.check_info();
+    let Some(ci) = &check_info else {
         return;
     };
     if pos.in_check() {
