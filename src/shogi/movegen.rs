@@ -508,7 +508,7 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
         let mut all = MoveList::new();
         evasions(pos, &mut all);
         for &m in all.iter() {
-            if gives_check_with(pos, &ci, m) {
+            if gives_check_with(pos, ci, m) {
                 list.push(m);
             }
         }
@@ -520,17 +520,17 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
     let own = |kind| pos.pieces(us, kind);
     // A step piece far from the king can only check by discovery.
     let near = |kind| check_candidates(us, kind, ci.king) | ci.discoverers;
-    push_checks_of(&ctx, &ci, Pawn, own(Pawn) & near(Pawn), list);
-    push_checks_of(&ctx, &ci, Lance, own(Lance), list);
-    push_checks_of(&ctx, &ci, Knight, own(Knight) & near(Knight), list);
-    push_checks_of(&ctx, &ci, Silver, own(Silver) & near(Silver), list);
+    push_checks_of(&ctx, ci, Pawn, own(Pawn) & near(Pawn), list);
+    push_checks_of(&ctx, ci, Lance, own(Lance), list);
+    push_checks_of(&ctx, ci, Knight, own(Knight) & near(Knight), list);
+    push_checks_of(&ctx, ci, Silver, own(Silver) & near(Silver), list);
     // The four promoted kinds move (and check) exactly like a gold.
     let golds = pos.gold_movers() & ctx.own;
-    push_checks_of(&ctx, &ci, Gold, golds & near(Gold), list);
-    push_checks_of(&ctx, &ci, Bishop, own(Bishop), list);
-    push_checks_of(&ctx, &ci, Rook, own(Rook), list);
-    push_checks_of(&ctx, &ci, Horse, own(Horse), list);
-    push_checks_of(&ctx, &ci, Dragon, own(Dragon), list);
+    push_checks_of(&ctx, ci, Gold, golds & near(Gold), list);
+    push_checks_of(&ctx, ci, Bishop, own(Bishop), list);
+    push_checks_of(&ctx, ci, Rook, own(Rook), list);
+    push_checks_of(&ctx, ci, Horse, own(Horse), list);
+    push_checks_of(&ctx, ci, Dragon, own(Dragon), list);
     // The king can only check by discovery.
     if let Some(k) = ctx.king {
         if ci.discoverers.has(k) {
