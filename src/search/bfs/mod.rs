@@ -644,7 +644,7 @@ fn expand_level(
     tick: &mut dyn FnMut(u64),
 ) -> LevelOutcome {
     let counting = level.counting();
-    // Room for a next level as wide as this one, twice (up to a bound): grown from nothing,
+    // Room for a next level as wide as this one (up to a bound): grown from nothing,
     // a narrow level's vectors and index were reallocated some six times each, level after
     // level (寿限無 19447: 3% of a one-thread pass in the allocator and rehashing). Wide levels
     // still grow, and every level is trimmed to its size once made.
