@@ -445,10 +445,9 @@ pub fn gives_check_with(pos: &Position, ci: &CheckInfo, m: Move) -> bool {
 
 /// Does `m` (legal in `pos`) give check?
 pub fn gives_check(pos: &Position, m: Move) -> bool {
-    match pos.check_info() {
-        Some(ci) => gives_check_with(pos, &ci, m),
-        None => false,
-    }
+    pos.check_info()
+        .as_ref()
+        .is_some_and(|ci| gives_check_with(pos, ci, m))
 }
 
 /// The checking moves of the `kind` pieces on `from_squares` (a constant `kind` at each call,

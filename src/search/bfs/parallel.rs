@@ -313,8 +313,8 @@ pub(super) fn expand_level(
                 let (mine, out, used) = &mut *jobs[owner].lock();
                 *used = insert_owned(owner, owners, mine, from, level, memory, out);
             });
-            let used: Vec<usize> = jobs.into_iter().map(|job| job.into_inner().2).collect();
-            allowance = allowance.saturating_sub(used.iter().sum());
+            let used: usize = jobs.into_iter().map(|job| job.into_inner().2).sum();
+            allowance = allowance.saturating_sub(used);
             seen.recount();
             if inserted.iter().any(|o| o.interrupted) {
                 let abort = level
