@@ -42,23 +42,28 @@ impl FrozenKeys {
     }
 
     /// The frozen set of `words` (ascending, no repeats; `len` of them). None when there are
-    /// too many for one set (2^32).
+    /// too many for one set (2^32), or when `words` ends before `len` (a freeze stopped).
     pub(super) fn new(words: impl Iterator<Item = u64>, len: usize) -> Option<FrozenKeys> {
         let _ = u32::try_from(len).ok()?;
         let bucket_bits = Self::bucket_bits_for(len);
         let record_bytes = Self::record_bytes_for(bucket_bits);
         let record_mask = u64::MAX >> bucket_bits;
         let mut starts = vec![0u32; (1 << bucket_bits) + 1];
-        let mut records = Vec::with_capacity(len * record_bytes + PADDING);
+        let mut records = vec![0u8; len * record_bytes + PADDING];
         let shift = 64 - bucket_bits;
-        let mut count = 0u32;
+        let mut at = 0;
         for word in words {
             starts[(word >> shift) as usize + 1] += 1;
-            records.extend_from_slice(&(word & record_mask).to_le_bytes()[..record_bytes]);
-            count += 1;
+            // All 8 bytes, a fixed-size copy: those past the record are zeros, overwritten by
+            // the next record or left in the padding.
+            records
+                .get_mut(at..at + 8)?
+                .copy_from_slice(&(word & record_mask).to_le_bytes());
+            at += record_bytes;
         }
-        debug_assert_eq!(count as usize, len);
-        records.extend_from_slice(&[0; PADDING]);
+        if at != len * record_bytes {
+            return None;
+        }
         for i in 1..starts.len() {
             starts[i] += starts[i - 1];
         }
@@ -172,6 +177,10 @@ mod tests {
             }
             assert!(frozen.words().eq(set.iter().copied()));
             assert!(frozen.bytes() <= FrozenKeys::bytes_for(n) + 64);
+            // Words that end early (a stopped freeze) make no set.
+            if n > 0 {
+                assert!(FrozenKeys::new(set.iter().copied().take(n - 1), n).is_none());
+            }
         }
         // The extremes of the word space.
         let mask = (1u64 << 48) - 1;

@@ -5,6 +5,7 @@ use super::frozen::{merged, FrozenKeys};
 use crate::search::memory::ZeroedTable;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
 /// key's top 6 bits, each storing the key's low 64 bits in one word and growing by half on its
@@ -53,6 +54,8 @@ const AMPLE_SHARDS: usize = 32;
 const CRAMMED_PERCENT: usize = 90;
 /// A freeze must free at least this fraction (1 / n) of the set's bytes.
 const MIN_FREEZE_SAVING: usize = 8;
+/// A freeze asks whether to stop every this many slots or keys (some milliseconds).
+const STOP_POLL: usize = 1 << 20;
 
 /// The word a shard keeps of `key`: its low 64 bits, or, when those are zero (an empty slot),
 /// a stand-in from its high bits.
@@ -111,25 +114,71 @@ impl Shard {
 
     /// Moves the table's keys, with those frozen before, into a new frozen set, and starts an
     /// empty table. Memory for the sorted words and the new set is taken on top of the old
-    /// ones, one shard at a time.
-    fn freeze(&mut self) {
-        let mut words: Vec<u64> = self
-            .table
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|&w| w != 0)
-            .collect();
-        words.sort_unstable();
+    /// ones, one shard at a time. False, with the shard as it was, if `stop` said so first.
+    fn freeze(&mut self, stop: &dyn Fn() -> bool) -> bool {
+        let Some(words) = self.sorted_words(stop) else {
+            return false;
+        };
         let keys = self.len();
-        let old = self.frozen.take();
-        let all = merged(old.iter().flat_map(|f| f.words()), words.iter().copied());
-        // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set holds.)
-        let frozen = FrozenKeys::new(all, keys).expect("at most 2^32 keys a shard");
-        debug_assert_eq!(frozen.len(), keys);
+        let old = self.frozen.iter().flat_map(FrozenKeys::words);
+        let mut polled = 0usize;
+        let all = merged(old, words.iter().copied()).take_while(|_| {
+            polled += 1;
+            !polled.is_multiple_of(STOP_POLL) || !stop()
+        });
+        // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set
+        // holds: `None` here means the merge was stopped.)
+        let Some(frozen) = FrozenKeys::new(all, keys) else {
+            return false;
+        };
         self.frozen = Some(frozen);
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.tally.len = 0;
+        true
+    }
+
+    /// The table's words, ascending; `None` if `stop` said so first. No sort of the whole
+    /// table is needed: a word's home slot grows with the word (`home`) and linear probing
+    /// only moves it forward within its cluster (the slots between two empty ones), so each
+    /// cluster's words are below the next cluster's, and sorting every cluster on its own sorts
+    /// them all (a freeze of 1.2 G keys took some 20 s with one sort a shard). The one cluster
+    /// that runs past the table's end into its first slots is taken together: the words it left
+    /// there (homes above their slots) go last, with the words at the end.
+    fn sorted_words(&self, stop: &dyn Fn() -> bool) -> Option<Vec<u64>> {
+        if stop() {
+            return None;
+        }
+        let table = self.table.as_slice();
+        let len = table.len();
+        let mut words = Vec::with_capacity(self.tally.len);
+        let mut wrapped = Vec::new();
+        let mut slot = 0;
+        while slot < len && table[slot] != 0 {
+            let word = table[slot];
+            if home(word, len) > slot {
+                wrapped.push(word);
+            } else {
+                words.push(word);
+            }
+            slot += 1;
+        }
+        let mut cluster = 0;
+        for (slot, &word) in table.iter().enumerate().skip(slot) {
+            if slot % STOP_POLL == STOP_POLL - 1 && stop() {
+                return None;
+            }
+            if word != 0 {
+                words.push(word);
+                continue;
+            }
+            if words.len() - cluster > 1 {
+                words[cluster..].sort_unstable();
+            }
+            cluster = words.len();
+        }
+        words.extend(wrapped);
+        words[cluster..].sort_unstable();
+        Some(words)
     }
 
     /// Whether `key` is in this shard.
@@ -268,26 +317,38 @@ impl KeySet {
     /// bytes a key instead of the table's 11-14, looked up a little more slowly. With `pool`,
     /// shards are frozen on its threads. Returns the bytes freed: 0 when that would be less
     /// than an eighth of the set (each freeze rebuilds every frozen key: freezing again and
-    /// again for little would cost more than it gives).
-    pub(super) fn freeze(&mut self, pool: Option<&rayon::ThreadPool>) -> usize {
+    /// again for little would cost more than it gives). `None` when `stop` (polled every
+    /// million keys or so) cut it short: every shard then holds its keys, frozen or not, and
+    /// the caller should end the search (a freeze of a billion keys took seconds).
+    pub(super) fn freeze(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<usize> {
         let before = self.bytes;
         let saving: usize = self.shards.iter().map(Shard::freeze_saving).sum();
         if saving < before / MIN_FREEZE_SAVING {
-            return 0;
+            return Some(0);
         }
         let worth = |shard: &&mut Shard| shard.freeze_saving() > 0;
+        let stopped = AtomicBool::new(false);
+        let freeze = |shard: &mut Shard| {
+            if stopped.load(Ordering::Relaxed) || !shard.freeze(stop) {
+                stopped.store(true, Ordering::Relaxed);
+            }
+        };
         match pool {
             Some(pool) => pool.install(|| {
                 use rayon::prelude::*;
                 self.shards
                     .par_iter_mut()
                     .filter(|s| worth(s))
-                    .for_each(Shard::freeze)
+                    .for_each(freeze)
             }),
-            None => self.shards.iter_mut().filter(worth).for_each(Shard::freeze),
+            None => self.shards.iter_mut().filter(worth).for_each(freeze),
         }
         self.recount();
-        before.saturating_sub(self.bytes)
+        (!stopped.into_inner()).then(|| before.saturating_sub(self.bytes))
     }
 }
 
@@ -364,6 +425,71 @@ mod tests {
         assert_eq!(shard.len(), 1062 * 90 / 100);
         assert!(inserted.iter().all(|&k| shard.contains(k)));
         assert_eq!(shard.len(), inserted.len());
+    }
+
+    #[test]
+    fn a_shards_words_come_out_ascending_whatever_its_clusters() {
+        use std::collections::BTreeSet;
+        for (slots, keys, seed) in [
+            (1000, 700, 1u64),
+            (1000, 900, 2),
+            (64, 57, 3),
+            (5000, 4400, 4),
+        ] {
+            let mut shard = Shard::new();
+            shard.grow(slots).unwrap();
+            let mut words = BTreeSet::new();
+            let mut x = seed;
+            let mut none = 0;
+            while words.len() < keys {
+                x = x
+                    .wrapping_mul(0x5851_f42d_4c95_7f2d)
+                    .wrapping_add(0x1405_7b7e_f767_814f);
+                // A third crowd the top of the word space: their home is the last slot, and
+                // they run on into the first ones, among words whose homes are there.
+                let word = if x % 3 == 0 {
+                    u64::MAX - (x >> 40)
+                } else {
+                    x | 1
+                };
+                if shard.insert(word as u128, &mut none, true) == Ok(true) {
+                    words.insert(word);
+                }
+            }
+            let table = shard.table.as_slice();
+            assert!(home(table[0], slots) > 0, "the probes ran past the end");
+            let sorted = shard.sorted_words(&|| false).unwrap();
+            assert!(sorted.iter().eq(words.iter()), "{slots} slots, {keys} keys");
+            assert_eq!(shard.sorted_words(&|| true), None);
+        }
+    }
+
+    #[test]
+    fn a_stopped_freeze_leaves_every_key_in_place() {
+        use std::sync::atomic::AtomicUsize;
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = KeySet::new();
+        for i in 0..300_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        let all_there = |set: &KeySet| (0..300_000u128).all(|i| set.contains(key(i)));
+        let bytes = set.bytes();
+        assert_eq!(set.freeze(None, &|| true), None);
+        assert!(all_there(&set) && set.len() == 300_000 && set.bytes() == bytes);
+        // Stopped after ten shards: those are frozen, the others as they were.
+        let polls = AtomicUsize::new(0);
+        let after_ten = || polls.fetch_add(1, Ordering::Relaxed) >= 10;
+        assert_eq!(set.freeze(None, &after_ten), None);
+        assert!(all_there(&set) && set.len() == 300_000);
+        assert!(set.bytes() < bytes);
+        assert_eq!(set.shards.iter().filter(|s| s.frozen.is_some()).count(), 10);
+        // Not stopped: all frozen, and the set still takes new keys.
+        let frozen = set.freeze(None, &|| false);
+        assert!(frozen.is_some_and(|freed| freed > 0));
+        assert!(set.shards.iter().all(|s| s.frozen.is_some()));
+        assert!(all_there(&set) && set.len() == 300_000);
+        assert_eq!(set.insert(key(300_000), usize::MAX, false), Ok(true));
+        assert_eq!(set.insert(key(5), usize::MAX, false), Ok(false));
     }
 }
 

@@ -313,7 +313,11 @@ fn search(
                 };
             }
             LevelOutcome::Aborted(abort) => return give_up(GiveUp::Aborted(abort)),
+            // A freeze the interrupt cut short reads as no memory: the interrupt comes first.
             LevelOutcome::Memory => {
+                if let Some(abort) = limits.interrupt.check(Instant::now()) {
+                    return give_up(GiveUp::Aborted(abort));
+                }
                 return give_up(disk_error.map_or(GiveUp::Memory, GiveUp::Disk));
             }
             LevelOutcome::Next {
@@ -341,6 +345,7 @@ fn search(
                 }
             }
         }
+        let stop = || limits.interrupt.check(Instant::now()).is_some();
         let used = loop {
             let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
             if used <= budget {
@@ -349,8 +354,11 @@ fn search(
             match more_room(more_memory, &mut graph, &limits.disk) {
                 Ok(Room::Memory(extra)) => budget += extra,
                 // Last, the keys frozen (see `KeySet::freeze`).
-                Ok(Room::Disk(0)) if seen.freeze(limits.pool) > 0 => {}
-                Ok(Room::Disk(0)) => return give_up(GiveUp::Memory),
+                Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &stop) {
+                    Some(0) => return give_up(GiveUp::Memory),
+                    Some(_) => {}
+                    None => return give_up(GiveUp::Aborted(why_stopped(&limits.interrupt))),
+                },
                 Ok(Room::Disk(_)) => {}
                 Err(e) => return give_up(GiveUp::Disk(e)),
             }
@@ -367,6 +375,11 @@ fn search(
         }
     }
     unreachable!("levels are unbounded")
+}
+
+/// Why the pass was interrupted, once something said so (a stop, else the time limit...).
+fn why_stopped(interrupt: &Interrupt) -> Abort {
+    interrupt.check(Instant::now()).unwrap_or(Abort::Stopped)
 }
 
 /// Where more room came from once the budget was spent.
@@ -551,6 +564,8 @@ struct NextLevel<'a> {
     froze: bool,
     /// ...and then fills its shards further (see `Shard::insert`).
     cramming: bool,
+    /// Polled during a freeze.
+    interrupt: Interrupt<'a>,
 }
 
 impl NextLevel<'_> {
@@ -579,10 +594,14 @@ impl NextLevel<'_> {
         true
     }
 
-    /// Freezes the keys (once a level; see `KeySet::freeze`).
+    /// Freezes the keys (once a level; see `KeySet::freeze`). A freeze cut short by the
+    /// interrupt leaves the set whole; the pass then ends at its next poll.
     fn freeze(&mut self) {
         self.froze = true;
-        self.seen.freeze(None);
+        let interrupt = self.interrupt;
+        let _ = self
+            .seen
+            .freeze(None, &|| interrupt.check(Instant::now()).is_some());
     }
 }
 
@@ -672,6 +691,7 @@ fn expand_level(
         more_memory,
         froze: false,
         cramming: false,
+        interrupt: level.interrupt,
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
     pipeline.reset();

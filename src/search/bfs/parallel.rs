@@ -317,11 +317,7 @@ pub(super) fn expand_level(
             allowance = allowance.saturating_sub(used);
             seen.recount();
             if inserted.iter().any(|o| o.interrupted) {
-                let abort = level
-                    .interrupt
-                    .check(Instant::now())
-                    .unwrap_or(Abort::Stopped);
-                return LevelOutcome::Aborted(abort);
+                return LevelOutcome::Aborted(super::why_stopped(&level.interrupt));
             }
             let still_working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
             if still_working == 0 {
@@ -333,7 +329,11 @@ pub(super) fn expand_level(
                 // No more memory: freeze the keys (see `KeySet::freeze`)...
                 0 if !froze => {
                     froze = true;
-                    allowance += seen.freeze(Some(pool));
+                    let stop = || level.interrupt.check(Instant::now()).is_some();
+                    match seen.freeze(Some(pool), &stop) {
+                        Some(freed) => allowance += freed,
+                        None => return LevelOutcome::Aborted(super::why_stopped(&level.interrupt)),
+                    }
                 }
                 // ...then fill the shards further before giving up.
                 0 if !cramming => cramming = true,
