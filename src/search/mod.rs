@@ -162,6 +162,8 @@ pub struct Solver {
     pool: Option<rayon::ThreadPool>,
     /// What the deepening helper threads keep between iterations, made when first asked for.
     helpers: Vec<Helper>,
+    /// The last breadth-first pass's memory, being freed after its answer (see `settle`).
+    releasing: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Smallest node budget of an iteration that deepens by more than 2 plies.
@@ -208,11 +210,22 @@ impl Solver {
             last_attacker: None,
             pool: None,
             helpers: Vec::new(),
+            releasing: None,
+        }
+    }
+
+    /// Waits until the last breadth-first pass's memory is freed: before anything takes memory
+    /// again, so that `USI_Hash` still bounds what the two hold together.
+    fn settle(&mut self) {
+        if let Some(releasing) = self.releasing.take() {
+            // A panic there (none is expected) lost nothing but memory already given up.
+            let _ = releasing.join();
         }
     }
 
     /// Replaces the table by one for `mb` megabytes; on failure the old table is kept.
     pub fn resize(&mut self, mb: usize) -> Result<(), AllocError> {
+        self.settle();
         let old_mb = self.tt.size_mb();
         if mb == self.hash_mb {
             return Ok(());
@@ -270,6 +283,7 @@ impl Solver {
 
     /// Forgets everything learnt (new game).
     pub fn clear(&mut self) {
+        self.settle();
         self.tt.clear();
     }
 
@@ -286,6 +300,7 @@ impl Solver {
         if root.king(!root.side_to_move()).is_none() {
             return Err(SearchError::NoDefenderKing);
         }
+        self.settle();
         self.last_attacker = Some(root.side_to_move());
         let mut run = Run::new(self, root, limits, stop, progress);
         loop {
@@ -470,13 +485,22 @@ impl<'s, 'p> Run<'s, 'p> {
                 disk_bytes: p.disk_bytes,
             })
         };
-        let outcome = bfs::search_in_pool(
+        let (outcome, pass) = bfs::search_in_pool(
             &self.pos,
             &bfs_limits,
             &mut self.nodes,
             &mut on_progress,
             &mut take_table,
         );
+        match outcome {
+            // Deepening goes on, in this memory.
+            bfs::BfsOutcome::GaveUp {
+                reason: bfs::GiveUp::Memory,
+                ..
+            } => drop(pass),
+            // The answer first; the next search waits for the memory (see `Solver::settle`).
+            _ => self.solver.releasing = pass.release_in_background(),
+        }
         if table_taken {
             self.solver.tt = TranspositionTable::new_lazy(table_mb)
                 .unwrap_or_else(|_| TranspositionTable::new_lazy(1).expect("a 1 MB table"));
@@ -847,4 +871,46 @@ pub fn with_search_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
             .join()
             .expect("search thread panicked")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A breadth-first pass's memory is let go of after its answer, on a thread of its own, and
+    /// the next search (or a new table) waits for it.
+    #[test]
+    fn a_pass_is_freed_after_its_answer_and_before_the_next_search() {
+        let root = Position::from_sfen(
+            "9/G2s4G/LLpNGNpPP/4L4/1sN3N2/1g1bpb1ss/1pL3R2/P4k3/1PPPP3K b 2Pr5p 1",
+        )
+        .unwrap();
+        let limits = Limits {
+            strategy: Strategy::BreadthFirst,
+            ..Default::default()
+        };
+        let stop = AtomicBool::new(false);
+        let mut solver = Solver::new_lazy(16).unwrap();
+        let solve = |solver: &mut Solver| {
+            let result = solver.solve(&root, &limits, &stop, &mut |_| {}).unwrap();
+            assert!(matches!(result.outcome, Outcome::Mate(ref line) if line.len() == 27));
+        };
+        solve(&mut solver);
+        assert!(
+            solver.releasing.is_some(),
+            "the pass is freed after the answer"
+        );
+        solve(&mut solver);
+        assert!(solver.releasing.is_some());
+        solver.resize(32).unwrap();
+        assert!(solver.releasing.is_none(), "a new table waits for it");
+        solve(&mut solver);
+        solver.clear();
+        assert!(solver.releasing.is_none());
+        // Stopped before it starts: the pass is still handed over, not leaked.
+        stop.store(true, Ordering::Relaxed);
+        let _ = solver.solve(&root, &limits, &stop, &mut |_| {});
+        solver.settle();
+        assert!(solver.releasing.is_none());
+    }
 }
