@@ -215,9 +215,23 @@ pub(crate) fn search_in_pool(
                 Some(&mut crew),
             ));
         });
-        // The reports end when the job (and with it the sender) does.
-        for report in reports.iter() {
-            progress(report);
+        // The reports end when the job (and with it the sender) does. A step that sends none
+        // for a while (freezing a billion keys takes seconds) still gets a report a second:
+        // the last one again, its time brought up to date by `progress`.
+        let mut last = None;
+        loop {
+            match reports.recv_timeout(Duration::from_secs(1)) {
+                Ok(report) => {
+                    progress(report);
+                    last = Some(report);
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    if let Some(report) = last {
+                        progress(report);
+                    }
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            }
         }
     });
     (outcome.expect("the search job ran to its end"), pass)
