@@ -319,6 +319,14 @@ impl Solver {
     }
 }
 
+impl Drop for Solver {
+    /// A solver made after this one (the command line's next problem, `bench`) must not find
+    /// this one's last pass still holding memory (see `settle`).
+    fn drop(&mut self) {
+        self.settle();
+    }
+}
+
 /// The table's share of `hash_mb` (see [`RESERVE_DIVISOR`]).
 fn table_mb(hash_mb: usize) -> usize {
     (hash_mb - hash_mb / RESERVE_DIVISOR).max(1)

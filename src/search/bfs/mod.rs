@@ -138,7 +138,7 @@ pub(crate) struct BfsProgress {
 /// the links. Handed back with the outcome, so that the caller can answer before it lets go
 /// of them: freeing them took a third of a second after a `stop` on 加藤徹 4197 with 2 GB
 /// (the key set's tables, and closing a 1.8 GB file of links, whose cached pages the system
-/// drops then), 1.5 seconds and more with 16 GB.
+/// drops then).
 pub(crate) struct Pass {
     seen: KeySet,
     level: LevelPositions,
