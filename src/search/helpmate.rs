@@ -110,6 +110,11 @@ impl Interrupt<'_> {
             None
         }
     }
+
+    /// Whether something says to stop now (for polls that only need yes or no).
+    pub fn raised(&self) -> bool {
+        self.check(Instant::now()).is_some()
+    }
 }
 
 /// A cheap bijective mix (for the helpers' order of children).

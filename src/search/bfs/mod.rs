@@ -398,7 +398,6 @@ fn search(
                 }
             }
         }
-        let stop = || limits.interrupt.check(Instant::now()).is_some();
         let used = loop {
             let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
             if used <= budget {
@@ -407,11 +406,13 @@ fn search(
             match more_room(more_memory, graph, &limits.disk) {
                 Ok(Room::Memory(extra)) => budget += extra,
                 // Last, the keys frozen (see `KeySet::freeze`).
-                Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &stop) {
-                    Some(0) => return give_up(GiveUp::Memory),
-                    Some(_) => {}
-                    None => return give_up(GiveUp::Aborted(why_stopped(&limits.interrupt))),
-                },
+                Ok(Room::Disk(0)) => {
+                    match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
+                        Some(0) => return give_up(GiveUp::Memory),
+                        Some(_) => {}
+                        None => return give_up(GiveUp::Aborted(why_stopped(&limits.interrupt))),
+                    }
+                }
                 Ok(Room::Disk(_)) => {}
                 Err(e) => return give_up(GiveUp::Disk(e)),
             }
@@ -652,9 +653,7 @@ impl NextLevel<'_> {
     fn freeze(&mut self) {
         self.froze = true;
         let interrupt = self.interrupt;
-        let _ = self
-            .seen
-            .freeze(None, &|| interrupt.check(Instant::now()).is_some());
+        let _ = self.seen.freeze(None, &|| interrupt.raised());
     }
 }
 

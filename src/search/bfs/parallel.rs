@@ -329,8 +329,7 @@ pub(super) fn expand_level(
                 // No more memory: freeze the keys (see `KeySet::freeze`)...
                 0 if !froze => {
                     froze = true;
-                    let stop = || level.interrupt.check(Instant::now()).is_some();
-                    match seen.freeze(Some(pool), &stop) {
+                    match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
                         Some(freed) => allowance += freed,
                         None => return LevelOutcome::Aborted(super::why_stopped(&level.interrupt)),
                     }
@@ -789,7 +788,7 @@ fn insert_owned(
             since_poll += 1;
             if since_poll == POLL_INTERVAL {
                 since_poll = 0;
-                if level.interrupt.check(Instant::now()).is_some() {
+                if level.interrupt.raised() {
                     out.interrupted = true;
                     return start_allowance - allowance;
                 }
