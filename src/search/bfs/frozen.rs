@@ -53,6 +53,9 @@ impl FrozenKeys {
         let shift = 64 - bucket_bits;
         let mut at = 0;
         for word in words {
+            // More words than `len` is a caller's mistake, not a stopped freeze (in release
+            // builds it makes no set, as a stopped freeze does).
+            debug_assert!(at < len * record_bytes, "more words than {len}");
             starts[(word >> shift) as usize + 1] += 1;
             // All 8 bytes, a fixed-size copy: those past the record are zeros, overwritten by
             // the next record or left in the padding.
