@@ -49,6 +49,10 @@ pub struct Limits {
     /// Positions in each batch a thread takes of a slice (None: sized to the slice, 8 to 64;
     /// tests set 2 so that the threads' batches interleave finely).
     pub parallel_batch_positions: Option<usize>,
+    /// Breadth-first levels narrower than this run with all threads in one loop (None: the
+    /// default, 4,096; 0: never; tests set 0 to send every level through the per-level
+    /// threaded expansion).
+    pub narrow_below: Option<usize>,
     /// Where the breadth-first pass sends the figures of each level it finishes.
     pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
     /// Deepening iterations get helper threads once the previous one took this many nodes
@@ -468,6 +472,8 @@ impl<'s, 'p> Run<'s, 'p> {
                 .parallel_slice_positions
                 .unwrap_or(bfs::SLICE_POSITIONS),
             parallel_batch_positions: self.limits.parallel_batch_positions,
+            narrow_below: self.limits.narrow_below.unwrap_or(bfs::NARROW_BELOW),
+            narrow_claims_percent: bfs::NARROW_CLAIMS_PERCENT,
             disk: self.limits.disk.clone(),
         };
         let tt = &mut solver.tt;

@@ -119,16 +119,119 @@ impl<'scope, 's> Crew<'scope, 's> {
     }
 }
 
+impl Crew<'_, '_> {
+    /// Helpers this crew calls on.
+    pub(super) fn helpers(&self) -> usize {
+        self.helpers
+    }
+
+    /// Runs `own` on this thread while `job(part)` runs for every part in `0..parts` on the
+    /// helpers, each part on a thread of its own (`parts` at most [`Crew::helpers`]): for work
+    /// whose parts wait for one another, which one thread running them in turn could not do.
+    /// `own` is given a nudge to call while it waits for the helpers: it calls back a helper
+    /// in place of one that went back to the pool just as the job came. Returns once `own` and
+    /// every part have ended; a panic in either is raised here then.
+    pub(super) fn beside(
+        &mut self,
+        parts: usize,
+        job: &(dyn Fn(usize) + Sync),
+        own: &mut dyn FnMut(&dyn Fn()),
+    ) {
+        assert!(
+            parts <= self.helpers,
+            "{parts} parts for {} helpers",
+            self.helpers
+        );
+        let shared = self.shared;
+        let scope = self.scope;
+        self.jobs = (self.jobs + 1) & u64::from(u32::MAX);
+        let number = self.jobs;
+        let erased: Job = job;
+        shared.done.store(0, Ordering::Relaxed);
+        shared
+            .job
+            .store(&erased as *const Job as *mut (), Ordering::Relaxed);
+        shared.claim.store(
+            number << JOB_SHIFT | (parts as u64) << PARTS_SHIFT,
+            Ordering::Release,
+        );
+        // A helper between its last look at the job word and leaving counts as live until it
+        // has left: the nudge looks again, and calls another for each part still unclaimed.
+        let nudge = || {
+            let word = shared.claim.load(Ordering::Acquire);
+            let unclaimed = if word >> JOB_SHIFT == number {
+                parts.saturating_sub((word & FIELD) as usize)
+            } else {
+                0
+            };
+            let live = shared.live.load(Ordering::Acquire);
+            for _ in live..unclaimed {
+                shared.live.fetch_add(1, Ordering::AcqRel);
+                scope.spawn(move |_| shared.serve(number));
+            }
+        };
+        nudge();
+        let panic = catch_unwind(AssertUnwindSafe(|| own(&nudge))).err();
+        let mut spins = 0;
+        while shared.done.load(Ordering::Acquire) < parts {
+            nudge();
+            wait(&mut spins);
+        }
+        if let Some(payload) = panic {
+            resume_unwind(payload);
+        }
+        if shared.panicked.swap(false, Ordering::AcqRel) {
+            panic!("a part of a breadth-first job panicked on a helper thread");
+        }
+    }
+}
+
 /// Threads that run a job's parts (a trait object, so that the pass need not carry a crew's
 /// scope lifetimes): a crew, or a rayon pool.
 pub(super) trait Team {
     /// Runs `job(part)` for every part in `0..parts`, each once; returns when all have run.
     fn run(&mut self, parts: usize, job: &(dyn Fn(usize) + Sync));
+
+    /// The crew, for work that needs its helpers beside the calling thread (see
+    /// [`Crew::beside`]); none for a rayon pool.
+    fn crew(&mut self) -> Option<&mut dyn Beside> {
+        None
+    }
+}
+
+/// A crew's [`Crew::beside`], behind a trait object (see `Team`).
+pub(super) trait Beside {
+    fn helpers(&self) -> usize;
+    fn beside(
+        &mut self,
+        parts: usize,
+        job: &(dyn Fn(usize) + Sync),
+        own: &mut dyn FnMut(&dyn Fn()),
+    );
 }
 
 impl Team for Crew<'_, '_> {
     fn run(&mut self, parts: usize, job: &(dyn Fn(usize) + Sync)) {
         Crew::run(self, parts, job);
+    }
+
+    fn crew(&mut self) -> Option<&mut dyn Beside> {
+        Some(self)
+    }
+}
+
+impl Beside for Crew<'_, '_> {
+    fn helpers(&self) -> usize {
+        Crew::helpers(self)
+    }
+
+    fn beside(
+        &mut self,
+        parts: usize,
+        job: &(dyn Fn(usize) + Sync),
+        own: &mut dyn FnMut(&dyn Fn()),
+    ) {
+        Crew::beside(self, parts, job, own);
     }
 }
 
@@ -208,7 +311,7 @@ impl Shared {
 }
 
 /// One round of waiting: a spin, and every `SPINS_A_YIELD` a yield to other threads.
-fn wait(spins: &mut u32) {
+pub(super) fn wait(spins: &mut u32) {
     *spins = spins.wrapping_add(1);
     if spins.is_multiple_of(SPINS_A_YIELD) {
         std::thread::yield_now();

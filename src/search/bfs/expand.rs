@@ -50,7 +50,7 @@ impl DeadCache {
     }
 
     #[inline]
-    fn contains(&self, key: u128) -> bool {
+    pub(super) fn contains(&self, key: u128) -> bool {
         let tag = key as u64;
         tag != 0 && self.slots()[Self::slot(key)].load(Ordering::Relaxed) == tag
     }

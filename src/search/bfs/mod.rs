@@ -22,10 +22,12 @@ mod disk;
 mod expand;
 mod frozen;
 mod keyset;
+mod narrow;
 mod parallel;
 
 pub use disk::{DiskBudget, DiskError};
 
+pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
 
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
@@ -118,6 +120,12 @@ pub(crate) struct BfsLimits<'a> {
     pub parallel_slice_positions: usize,
     /// Positions in each batch a thread takes (None: sized to the slice).
     pub parallel_batch_positions: Option<usize>,
+    /// Levels narrower than this (and at least `parallel_from_positions` wide) run in the
+    /// narrow loop (see `narrow.rs`); 0: never.
+    pub narrow_below: usize,
+    /// The narrow loop gives a level back once its claims fill this share of their table
+    /// (per cent; tests set a few to make it give levels back).
+    pub narrow_claims_percent: usize,
     /// Where the links go once memory runs short.
     pub disk: DiskBudget,
 }
@@ -271,9 +279,14 @@ fn search(
     let mut workers = limits
         .pool
         .map(|pool| parallel::Workers::new(pool, &dead, crew.map(|c| c as _)));
+    let mut narrow = NarrowLoop {
+        state: None,
+        paused: 0,
+    };
     let mut last_report = Instant::now();
     let started = Instant::now();
-    for depth in 0u32.. {
+    let mut depth = 0u32;
+    loop {
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
         // 2 * depth + 1 plies, and none shorter exists.
         let lower_bound = 2 * depth + 1;
@@ -283,6 +296,84 @@ fn search(
         };
         if lower_bound > limits.max_plies {
             return give_up(GiveUp::MaxPlies);
+        }
+        // Narrow levels: every thread in one loop, as long as they stay narrow (see
+        // `narrow.rs`).
+        if let Some(crew) = workers
+            .as_mut()
+            .filter(|_| narrow.is_due(limits, level.len(), graph))
+            .and_then(|w| w.crew())
+        {
+            let mut after_level = |done: narrow::LevelDone| {
+                log_level(
+                    limits,
+                    (done.depth, done.width),
+                    (done.seen, done.untallied),
+                    done.graph,
+                    done.used,
+                    started,
+                );
+                if last_report.elapsed() >= Duration::from_millis(100) {
+                    progress(BfsProgress {
+                        lower_bound: 2 * done.depth + 1,
+                        nodes: done.nodes,
+                        permille: permille(done.used, done.budget),
+                        disk_bytes: 0,
+                    });
+                    last_report = Instant::now();
+                }
+            };
+            let before = depth;
+            let exit = narrow.run(
+                crew,
+                (seen, &dead, limits, cap),
+                narrow::At {
+                    depth: &mut depth,
+                    level,
+                    counts,
+                },
+                &mut narrow::Book {
+                    graph,
+                    budget: &mut budget,
+                    more_memory,
+                    nodes,
+                    after_level: &mut after_level,
+                    too_deep: &|depth| 2 * depth + 1 > limits.max_plies,
+                },
+            );
+            let lower_bound = 2 * depth + 1;
+            let give_up = |reason| BfsOutcome::GaveUp {
+                lower_bound,
+                reason,
+            };
+            match exit {
+                Some(narrow::Exit::Done(outcome)) => {
+                    match settled(outcome, graph, cap, lower_bound, limits) {
+                        Settled::Ends(outcome) => return outcome,
+                        // (The loop gives a next level back as `Handback`, never as `Done`.)
+                        Settled::Next(..) => unreachable!("the narrow loop ends on an outcome"),
+                    }
+                }
+                Some(narrow::Exit::Disk(e)) => return give_up(GiveUp::Disk(e)),
+                Some(narrow::Exit::Handback) if depth > before => {
+                    // A level made by the loop: its memory is settled as below, and it is
+                    // expanded the usual way, or by the loop again.
+                    if let Err(outcome) = settle_memory(
+                        (seen, graph, level, counts),
+                        &mut budget,
+                        more_memory,
+                        limits,
+                        lower_bound,
+                    ) {
+                        return outcome;
+                    }
+                    continue;
+                }
+                // The loop gave its first level back (it outgrew the loop's tables, or needs
+                // memory the loop cannot make): the usual way expands it, and the next few.
+                Some(narrow::Exit::Handback) => narrow.paused = NARROW_PAUSE,
+                None => {}
+            }
         }
         let held = graph.bytes() + level.bytes() + counts.capacity() * 4 + DeadCache::BYTES;
         let mut disk_error = None;
@@ -358,14 +449,7 @@ fn search(
             budget -= credit;
             outcome
         };
-        match outcome {
-            LevelOutcome::Mates { mates, count } => {
-                return match graph.lines(&mates, cap as usize) {
-                    Ok(lines) => BfsOutcome::Mate { lines, count },
-                    Err(e) => give_up(GiveUp::Disk(e)),
-                };
-            }
-            LevelOutcome::Aborted(abort) => return give_up(GiveUp::Aborted(abort)),
+        let outcome = match outcome {
             // A freeze the interrupt cut short reads as no memory: the interrupt comes first.
             LevelOutcome::Memory => {
                 if let Some(abort) = limits.interrupt.check(Instant::now()) {
@@ -373,54 +457,50 @@ fn search(
                 }
                 return give_up(disk_error.map_or(GiveUp::Memory, GiveUp::Disk));
             }
-            LevelOutcome::Next {
-                next,
-                counts: next_counts,
-                edges,
-            } => {
-                if next.is_empty() {
-                    return BfsOutcome::NoMate;
-                }
-                if let Err(e) = graph.push(edges) {
-                    return give_up(GiveUp::Disk(e));
-                }
-                *level = next;
-                level.shrink_to_fit();
-                *counts = next_counts;
-                if graph.disk_bytes() > 0 {
-                    // Memory is short: the vectors of the level just finished would otherwise
-                    // stay with the allocator, and the next, wider level's be taken anew. The
-                    // threads' vectors go too: held from level to level, they are not counted.
-                    if let Some(workers) = &mut workers {
-                        workers.release();
-                    }
-                    crate::search::memory::release_freed_memory();
-                }
-            }
-        }
-        let used = loop {
-            let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
-            if used <= budget {
-                break used;
-            }
-            match more_room(more_memory, graph, &limits.disk) {
-                Ok(Room::Memory(extra)) => budget += extra,
-                // Last, the keys frozen (see `KeySet::freeze`).
-                Ok(Room::Disk(0)) => {
-                    match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
-                        Some(0) => return give_up(GiveUp::Memory),
-                        Some(_) => {}
-                        None => return give_up(GiveUp::Aborted(why_stopped(&limits.interrupt))),
-                    }
-                }
-                Ok(Room::Disk(_)) => {}
-                Err(e) => return give_up(GiveUp::Disk(e)),
-            }
+            outcome => outcome,
         };
-        log_level(limits, depth, level, seen, graph, used, started);
+        let (next, next_counts, edges) = match settled(outcome, graph, cap, lower_bound, limits) {
+            Settled::Ends(outcome) => return outcome,
+            Settled::Next(next, counts, edges) => (next, counts, edges),
+        };
+        if let Err(e) = graph.push(edges) {
+            return give_up(GiveUp::Disk(e));
+        }
+        *level = next;
+        level.shrink_to_fit();
+        *counts = next_counts;
+        if graph.disk_bytes() > 0 {
+            // Memory is short: the vectors of the level just finished would otherwise
+            // stay with the allocator, and the next, wider level's be taken anew. The
+            // threads' vectors go too: held from level to level, they are not counted.
+            if let Some(workers) = &mut workers {
+                workers.release();
+            }
+            narrow.state = None;
+            crate::search::memory::release_freed_memory();
+        }
+        depth += 1;
+        let used = match settle_memory(
+            (seen, graph, level, counts),
+            &mut budget,
+            more_memory,
+            limits,
+            2 * depth + 1,
+        ) {
+            Ok(used) => used,
+            Err(outcome) => return outcome,
+        };
+        log_level(
+            limits,
+            (depth, level.len()),
+            (seen, 0),
+            graph,
+            used,
+            started,
+        );
         if last_report.elapsed() >= Duration::from_millis(100) {
             progress(BfsProgress {
-                lower_bound: lower_bound + 2,
+                lower_bound: 2 * depth + 1,
                 nodes: *nodes,
                 permille: permille(used, budget),
                 disk_bytes: graph.disk_bytes(),
@@ -428,7 +508,142 @@ fn search(
             last_report = Instant::now();
         }
     }
-    unreachable!("levels are unbounded")
+}
+
+/// A level's outcome, as the pass goes on from it.
+enum Settled {
+    /// The pass ends.
+    Ends(BfsOutcome),
+    /// The next level, its counts and the edges into it.
+    Next(LevelPositions, Vec<u32>, LevelEdges),
+}
+
+/// A level's outcome, as the pass's outcome when it ends the pass (`lower_bound` for the
+/// level expanded), else the next level.
+fn settled(
+    outcome: LevelOutcome,
+    graph: &mut LevelGraph,
+    cap: u32,
+    lower_bound: u32,
+    limits: &BfsLimits,
+) -> Settled {
+    let give_up = |reason| BfsOutcome::GaveUp {
+        lower_bound,
+        reason,
+    };
+    Settled::Ends(match outcome {
+        LevelOutcome::Mates { mates, count } => match graph.lines(&mates, cap as usize) {
+            Ok(lines) => BfsOutcome::Mate { lines, count },
+            Err(e) => give_up(GiveUp::Disk(e)),
+        },
+        LevelOutcome::Aborted(abort) => give_up(GiveUp::Aborted(abort)),
+        LevelOutcome::Memory => give_up(
+            limits
+                .interrupt
+                .check(Instant::now())
+                .map_or(GiveUp::Memory, GiveUp::Aborted),
+        ),
+        LevelOutcome::Next { next, .. } if next.is_empty() => BfsOutcome::NoMate,
+        LevelOutcome::Next {
+            next,
+            counts,
+            edges,
+        } => return Settled::Next(next, counts, edges),
+    })
+}
+
+/// Brings the pass back within its budget after a level, asking for more room (the caller's
+/// memory, then the disk for links, then freezing the keys); the bytes used, or the pass's
+/// outcome if it must give up (`lower_bound`: the next level's).
+fn settle_memory(
+    (seen, graph, level, counts): (&mut KeySet, &mut LevelGraph, &LevelPositions, &Vec<u32>),
+    budget: &mut usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    limits: &BfsLimits,
+    lower_bound: u32,
+) -> Result<usize, BfsOutcome> {
+    let give_up = |reason| BfsOutcome::GaveUp {
+        lower_bound,
+        reason,
+    };
+    loop {
+        let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
+        if used <= *budget {
+            return Ok(used);
+        }
+        match more_room(more_memory, graph, &limits.disk) {
+            Ok(Room::Memory(extra)) => *budget += extra,
+            // Last, the keys frozen (see `KeySet::freeze`).
+            Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
+                Some(0) => return Err(give_up(GiveUp::Memory)),
+                Some(_) => {}
+                None => return Err(give_up(GiveUp::Aborted(why_stopped(&limits.interrupt)))),
+            },
+            Ok(Room::Disk(_)) => {}
+            Err(e) => return Err(give_up(GiveUp::Disk(e))),
+        }
+    }
+}
+
+/// When the narrow loop runs (see `narrow.rs`), and what it keeps between runs.
+struct NarrowLoop {
+    state: Option<narrow::Narrow>,
+    /// Levels to leave to the usual way after the loop gave one back.
+    paused: u32,
+}
+
+/// Levels left to the usual way after the loop gave one back (it outgrew the loop's tables).
+const NARROW_PAUSE: u32 = 8;
+
+impl NarrowLoop {
+    fn is_due(&mut self, limits: &BfsLimits, width: usize, graph: &LevelGraph) -> bool {
+        if self.paused > 0 {
+            self.paused -= 1;
+            return false;
+        }
+        width >= limits.parallel_from_positions
+            && width < limits.narrow_below
+            && graph.file.is_none()
+    }
+
+    /// Runs the loop from the level `at` with `crew`; `None` if it cannot run (no helper, no
+    /// memory for its tables).
+    fn run(
+        &mut self,
+        crew: &mut dyn crew::Beside,
+        (seen, dead, limits, cap): (&mut KeySet, &DeadCache, &BfsLimits, u32),
+        at: narrow::At,
+        book: &mut narrow::Book,
+    ) -> Option<narrow::Exit> {
+        let helpers = crew.helpers();
+        if helpers == 0 {
+            return None;
+        }
+        let threads = (helpers + 1).min(256);
+        let used = seen.bytes() + book.graph.bytes() + at.level.bytes() + at.counts.capacity() * 4;
+        if used + narrow::fixed_bytes(threads) > *book.budget {
+            return None;
+        }
+        if self.state.as_ref().is_none_or(|s| s.threads() != threads) {
+            self.state = narrow::Narrow::new(threads);
+        }
+        let state = self.state.as_mut()?;
+        let exit = narrow::run(
+            state,
+            crew,
+            seen,
+            dead,
+            narrow::Setup {
+                interrupt: limits.interrupt,
+                cap,
+                batch: limits.parallel_batch_positions,
+                claims_percent: limits.narrow_claims_percent,
+            },
+            at,
+            book,
+        );
+        Some(exit)
+    }
 }
 
 /// Why the pass was interrupted, once something said so (a stop, else the time limit...).
@@ -795,12 +1010,13 @@ fn expand_level(
     }
 }
 
-/// Sends the figures of a finished level to the level log, if there is one.
+/// Sends the figures of a finished level (`depth`, `width` positions) to the level log, if
+/// there is one. `untallied`: keys in the set that its shards have not counted yet (see
+/// `narrow.rs`).
 fn log_level(
     limits: &BfsLimits,
-    depth: u32,
-    next: &LevelPositions,
-    seen: &KeySet,
+    (depth, width): (u32, usize),
+    (seen, untallied): (&KeySet, usize),
     graph: &LevelGraph,
     bytes: usize,
     started: Instant,
@@ -808,9 +1024,9 @@ fn log_level(
     if let Some(log) = &limits.level_log {
         // The receiver may be gone (a caller that stopped listening): nothing to do then.
         let _ = log.send(LevelStats {
-            plies: 2 * (depth + 1),
-            positions: next.len(),
-            keys: seen.len(),
+            plies: 2 * depth,
+            positions: width,
+            keys: seen.len() + untallied,
             key_bytes: seen.bytes(),
             graph_bytes: graph.bytes(),
             disk_bytes: graph.disk_bytes(),

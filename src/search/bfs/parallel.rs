@@ -153,6 +153,11 @@ impl<'a> Workers<'a> {
         }
     }
 
+    /// The crew, for the narrow loop (see `narrow.rs`).
+    pub(super) fn crew(&mut self) -> Option<&mut dyn super::crew::Beside> {
+        self.crew.as_deref_mut()?.crew()
+    }
+
     /// Frees the vectors kept from level to level (they are not counted in the pass's memory).
     pub(super) fn release(&mut self) {
         self.expanded = Vec::new();
@@ -516,7 +521,7 @@ struct Batches<'a> {
 
 /// Cuts `slice` (first index, end) into batches for `threads` threads, into `bounds` (see
 /// `Batches`): of `fixed` positions each if given, else guided (see `GUIDED_SHARES`).
-fn cut_into_batches(
+pub(super) fn cut_into_batches(
     slice: (usize, usize),
     fixed: Option<usize>,
     threads: usize,

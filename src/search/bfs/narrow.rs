@@ -1,0 +1,1570 @@
+//! The narrow levels of the breadth-first pass, with the calling thread and its crew running
+//! the level loop together.
+//!
+//! A long problem of narrow levels (寿限無 19447: 9,700 levels of about a hundred positions)
+//! pays for every hand-off between threads: in `parallel.rs` a level is two fork-joins (the
+//! expansion, the insertion) and a merge on the calling thread, and a helper that went back to
+//! the pool between them has to be woken. Here the threads stay in one loop and meet twice a
+//! level, at a barrier:
+//!
+//! 1. **Expand** (every thread, taking batches of the level from a shared counter): as in
+//!    `parallel.rs`, the key set is only read; a new position of the next level is *claimed*
+//!    in a small table of the level's keys that all the threads share ([`Claims`]). A claim
+//!    keeps the least order a copy of the key was met with (where one thread would have met
+//!    it: by parent, then child) and where that copy sits. A thread that finds a lower order
+//!    there drops its copy (counting: a further way in, resolved in step 2); one that lowers a
+//!    claim marks the copy it displaced as stale.
+//! 2. **Rank** (after the first barrier, every thread its own copies): a new position's place
+//!    in the next level is the number of live copies, of all the threads, with a lower order;
+//!    each thread notes its copies' places, inserts their keys into the key set (room was made
+//!    at the barrier), and resolves its further ways in.
+//! 3. At the second barrier the calling thread books the level: its edges, its figures, the
+//!    memory.
+//!
+//! The levels, their edges and their counts are exactly one thread's, in its order; only the
+//! positions stay in the list of the thread that found them, each with its place. A level that
+//! outgrows the claims table or a thread's list is given back and expanded the usual way, as is
+//! a level too wide for this loop or one that needs memory the loop cannot make (nothing of it
+//! has been written to the key set then).
+
+use super::crew::{wait, Beside};
+use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
+use super::keyset::{self, KeySet};
+use super::parallel::cut_into_batches;
+use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Link};
+use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
+use crate::search::memory::ZeroedTable;
+use crate::shogi::Move;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Levels narrower than this run in the loop (wider ones cost far more than their hand-offs).
+pub(crate) const NARROW_BELOW: usize = 4096;
+/// The most copies one thread may keep on a level (a claim numbers them in 16 bits).
+const THREAD_ENTRIES: usize = 1 << 16;
+/// Where a copy's order sits in a claim, above its thread (8 bits) and entry (16 bits).
+const CLAIM_ORDER_SHIFT: u32 = 24;
+/// A copy's order: its parent's place in the level, then its number among that parent's
+/// children (as in `parallel.rs`).
+const ORDER_SHIFT: u32 = 24;
+/// Slots of a claims table: at most, and at least on a level (a level uses sixteen a position,
+/// so that its claims stay in the core's own cache).
+const CLAIM_SLOTS: usize = 1 << 16;
+const MIN_CLAIM_SLOTS: usize = 1 << 10;
+const CLAIM_SLOTS_A_POSITION: usize = 16;
+/// A level is given back once its claims fill this share of their table (per cent).
+pub(crate) const NARROW_CLAIMS_PERCENT: usize = 60;
+/// Shards of the key set.
+const SHARDS: usize = 64;
+
+/// Memory of the loop's tables for `threads` threads, besides its lists: two claims tables
+/// and the marks on the lists.
+pub(super) fn fixed_bytes(threads: usize) -> usize {
+    2 * CLAIM_SLOTS * 16 + 2 * threads * THREAD_ENTRIES * 5
+}
+
+/// A value the loop's threads take turns with: between two barriers, either one thread writes
+/// it and no other touches it, or any thread reads it and none writes it (each use says which).
+/// The barriers order one phase's writes before the next phase's reads. Shared through a cell
+/// rather than a lock: a lock taken and let go by every thread in every phase is a round trip
+/// between the CPUs each time, on levels that last some 40 microseconds.
+struct PhasedCell<T>(UnsafeCell<T>);
+
+// SAFETY: the loop keeps the discipline above, so a `&mut` to the value never exists beside any
+// other reference to it; `T: Send` because the value is used from several threads in turn.
+unsafe impl<T: Send> Sync for PhasedCell<T> {}
+
+impl<T> PhasedCell<T> {
+    fn new(value: T) -> PhasedCell<T> {
+        PhasedCell(UnsafeCell::new(value))
+    }
+
+    /// # Safety
+    /// No thread writes the value in this phase.
+    unsafe fn get(&self) -> &T {
+        // SAFETY: by the caller's promise, no `&mut` to the value exists now.
+        unsafe { &*self.0.get() }
+    }
+
+    /// # Safety
+    /// No other thread reads or writes the value in this phase.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get_mut(&self) -> &mut T {
+        // SAFETY: by the caller's promise, no other reference to the value is in use now.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+/// A word on a cache line of its own (the barrier's words are written by every thread).
+#[repr(align(128))]
+#[derive(Default)]
+struct Line<T>(T);
+
+/// One thread's copies of new positions on a level, in the order it met them (rising order),
+/// and, once ranked, their places in the level.
+#[derive(Default)]
+struct Found {
+    positions: LevelPositions,
+    orders: Vec<u64>,
+    keys: Vec<u128>,
+    links: Vec<Link>,
+    /// Ways in through the first copy (counting; others add theirs in `Marks::gained`).
+    paths: Vec<u32>,
+    /// Each live copy's place in the level.
+    places: Vec<u32>,
+}
+
+impl Found {
+    fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    fn clear(&mut self) {
+        self.positions.packed.clear();
+        self.positions.checks.clear();
+        self.positions.ends.clear();
+        self.orders.clear();
+        self.keys.clear();
+        self.links.clear();
+        self.paths.clear();
+        self.places.clear();
+    }
+
+    fn bytes(&self) -> usize {
+        self.positions.bytes()
+            + self.orders.capacity() * 8
+            + self.keys.capacity() * 16
+            + self.links.capacity() * super::LINK_BYTES
+            + (self.paths.capacity() + self.places.capacity()) * 4
+    }
+}
+
+/// What other threads write into one thread's list: the copies they displaced (see
+/// [`Claims`]) and the further ways into its positions they found.
+struct Marks {
+    stale: Vec<AtomicBool>,
+    stale_count: AtomicUsize,
+    gained: Vec<AtomicU32>,
+    gained_count: AtomicUsize,
+}
+
+impl Marks {
+    fn new() -> Marks {
+        Marks {
+            stale: (0..THREAD_ENTRIES)
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            stale_count: AtomicUsize::new(0),
+            gained: (0..THREAD_ENTRIES).map(|_| AtomicU32::new(0)).collect(),
+            gained_count: AtomicUsize::new(0),
+        }
+    }
+
+    #[inline]
+    fn is_stale(&self, entry: usize) -> bool {
+        self.stale[entry].load(Ordering::Relaxed)
+    }
+
+    fn mark_stale(&self, entry: usize) {
+        self.stale[entry].store(true, Ordering::Relaxed);
+        self.stale_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn gain(&self, entry: usize, paths: u32) {
+        self.gained[entry].fetch_add(paths, Ordering::Relaxed);
+        self.gained_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Ways into copy `entry` besides its own, not capped.
+    #[inline]
+    fn gained(&self, entry: usize) -> u32 {
+        self.gained[entry].load(Ordering::Relaxed)
+    }
+
+    fn any_stale(&self) -> bool {
+        self.stale_count.load(Ordering::Relaxed) > 0
+    }
+
+    /// Clears the marks of the first `entries` entries (all that can be marked).
+    fn reset(&self, entries: usize) {
+        if self.any_stale() {
+            for mark in &self.stale[..entries] {
+                mark.store(false, Ordering::Relaxed);
+            }
+            self.stale_count.store(0, Ordering::Relaxed);
+        }
+        if self.gained_count.load(Ordering::Relaxed) > 0 {
+            for gained in &self.gained[..entries] {
+                gained.store(0, Ordering::Relaxed);
+            }
+            self.gained_count.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Live copies among the first `entries`.
+    fn live_before(&self, entries: usize) -> usize {
+        if !self.any_stale() {
+            return entries;
+        }
+        entries
+            - self.stale[..entries]
+                .iter()
+                .filter(|m| m.load(Ordering::Relaxed))
+                .count()
+    }
+}
+
+/// The keys of new positions of one level, shared by all the threads: open addressing, two
+/// words a slot, the key's word (0: free) and its claim (0: none; else the complement of the
+/// least order met, above the thread and entry holding that copy, so that a lower order is a
+/// greater word). Threads take slots and lower claims with atomic exchanges. Slots taken are
+/// freed by the thread that took them once the level is over (see `Local::taken`).
+struct Claims {
+    words: ZeroedTable<u64>,
+}
+
+/// A claim for the copy `entry` of `thread`, met with `order`.
+#[inline]
+fn claim_word(order: u64, thread: usize, entry: usize) -> u64 {
+    !(order << CLAIM_ORDER_SHIFT | (thread as u64) << 16 | entry as u64)
+}
+
+/// The order, thread and entry of a claim.
+#[inline]
+fn claim_parts(claim: u64) -> (u64, usize, usize) {
+    let packed = !claim;
+    (
+        packed >> CLAIM_ORDER_SHIFT,
+        (packed >> 16 & 0xff) as usize,
+        (packed & 0xffff) as usize,
+    )
+}
+
+impl Claims {
+    fn new() -> Option<Claims> {
+        Some(Claims {
+            words: ZeroedTable::new(2 * CLAIM_SLOTS)?,
+        })
+    }
+
+    #[inline]
+    fn word(key: u128) -> u64 {
+        match key as u64 {
+            0 => (key >> 64) as u64 | 1,
+            low => low,
+        }
+    }
+
+    #[inline]
+    fn home(key: u128, mask: usize) -> usize {
+        (key >> 64) as usize & mask
+    }
+
+    /// The claim on `key` (0: none).
+    #[inline]
+    fn lookup(&self, key: u128, mask: usize) -> u64 {
+        let words = self.words.as_atomic();
+        let word = Self::word(key);
+        let mut slot = Self::home(key, mask);
+        for _ in 0..=mask {
+            match words[2 * slot].load(Ordering::Relaxed) {
+                0 => return 0,
+                w if w == word => return words[2 * slot + 1].load(Ordering::Relaxed),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+        0
+    }
+
+    /// The slot of `key`, taking a free one if it has none (then `true`); `None` if every slot
+    /// within `mask` is taken by other keys.
+    #[inline]
+    fn slot(&self, key: u128, mask: usize) -> Option<(usize, bool)> {
+        let words = self.words.as_atomic();
+        let word = Self::word(key);
+        let mut slot = Self::home(key, mask);
+        for _ in 0..=mask {
+            let at = &words[2 * slot];
+            match at.load(Ordering::Relaxed) {
+                0 => match at.compare_exchange(0, word, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => return Some((slot, true)),
+                    Err(w) if w == word => return Some((slot, false)),
+                    Err(_) => {}
+                },
+                w if w == word => return Some((slot, false)),
+                _ => {}
+            }
+            slot = (slot + 1) & mask;
+        }
+        None
+    }
+
+    /// Sets the claim of `slot` to `mine` if that lowers it: `Ok(the claim it replaced)` (0:
+    /// none), or `Err` if a lower order holds it.
+    #[inline]
+    fn claim(&self, slot: usize, mine: u64) -> Result<u64, ()> {
+        let claim = &self.words.as_atomic()[2 * slot + 1];
+        let mut current = claim.load(Ordering::Relaxed);
+        loop {
+            if current > mine {
+                return Err(());
+            }
+            match claim.compare_exchange_weak(current, mine, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Ok(current),
+                Err(now) => current = now,
+            }
+        }
+    }
+
+    /// Frees `slots`.
+    fn free(&self, slots: &[u32]) {
+        let words = self.words.as_atomic();
+        for &slot in slots {
+            words[2 * slot as usize].store(0, Ordering::Relaxed);
+            words[2 * slot as usize + 1].store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The slots of a claims table for a level of `positions` positions, less one.
+fn claim_mask(positions: usize) -> usize {
+    (positions * CLAIM_SLOTS_A_POSITION)
+        .next_power_of_two()
+        .clamp(MIN_CLAIM_SLOTS, CLAIM_SLOTS)
+        - 1
+}
+
+/// A copy that was not the first of its key on the level (counting: a further way in).
+struct Later {
+    key: u128,
+    order: u64,
+    link: Link,
+    paths: u32,
+}
+
+/// Counts by shard of the key set, with the shards that have any.
+#[derive(Clone, Copy)]
+struct ByShard {
+    counts: [u32; SHARDS],
+    some: u64,
+}
+
+impl ByShard {
+    const NONE: ByShard = ByShard {
+        counts: [0; SHARDS],
+        some: 0,
+    };
+
+    #[inline]
+    fn add(&mut self, shard: usize) {
+        self.counts[shard] += 1;
+        self.some |= 1 << shard;
+    }
+
+    /// The shards with any count.
+    fn shards(&self) -> impl Iterator<Item = usize> {
+        let mut some = self.some;
+        std::iter::from_fn(move || {
+            (some != 0).then(|| {
+                let shard = some.trailing_zeros() as usize;
+                some &= some - 1;
+                shard
+            })
+        })
+    }
+}
+
+/// What one thread keeps for itself from level to level.
+struct Local {
+    pipeline: Pipeline,
+    /// Copies that lost their key to a lower order (counting only).
+    later: Vec<Later>,
+    /// Further ways in, resolved: (position, link, order).
+    extra: Vec<(u32, Link, u64)>,
+    mates: Vec<(u32, Move, u32)>,
+    /// Claims won on this level (room to make in the key set at the barrier).
+    claimed: ByShard,
+    /// Keys inserted into the key set.
+    inserted: ByShard,
+    /// Slots taken in each claims table, to free once it is done with.
+    taken: [Vec<u32>; 2],
+    abort: Option<Abort>,
+    /// Bytes of this thread's lists.
+    bytes: usize,
+    bounds: Vec<usize>,
+}
+
+impl Local {
+    fn new() -> Local {
+        Local {
+            pipeline: Pipeline::new(),
+            later: Vec::new(),
+            extra: Vec::new(),
+            mates: Vec::new(),
+            claimed: ByShard::NONE,
+            inserted: ByShard::NONE,
+            taken: [Vec::new(), Vec::new()],
+            abort: None,
+            bytes: 0,
+            bounds: Vec::new(),
+        }
+    }
+}
+
+/// What the loop keeps from one run to the next: its lists and tables, for `threads` threads.
+pub(super) struct Narrow {
+    threads: usize,
+    /// Each level parity's lists, one a thread, with their marks.
+    found: [Vec<PhasedCell<Found>>; 2],
+    marks: [Vec<Marks>; 2],
+    claims: [Claims; 2],
+    local: Vec<PhasedCell<Local>>,
+    /// The level being expanded, in its order: each position's thread (high 16 bits) and
+    /// entry in that thread's list.
+    index: PhasedCell<Vec<u32>>,
+    /// Each thread's nodes in this run, on a line of its own (read for progress reports).
+    nodes: Vec<Line<AtomicU64>>,
+    /// Keys each shard of the key set takes before it must grow (see `Room`).
+    room: PhasedCell<Room>,
+}
+
+impl Narrow {
+    /// The loop's lists and tables for `threads` threads (`None` if the memory is not to be
+    /// had).
+    pub(super) fn new(threads: usize) -> Option<Narrow> {
+        assert!((2..=256).contains(&threads));
+        let lists = || {
+            (0..threads)
+                .map(|_| PhasedCell::new(Found::default()))
+                .collect()
+        };
+        let marks = || (0..threads).map(|_| Marks::new()).collect();
+        Some(Narrow {
+            threads,
+            found: [lists(), lists()],
+            marks: [marks(), marks()],
+            claims: [Claims::new()?, Claims::new()?],
+            local: (0..threads)
+                .map(|_| PhasedCell::new(Local::new()))
+                .collect(),
+            index: PhasedCell::new(Vec::new()),
+            nodes: (0..threads).map(|_| Line::default()).collect(),
+            room: PhasedCell::new(Room {
+                left: [0; SHARDS],
+                untallied: [0; SHARDS],
+            }),
+        })
+    }
+
+    pub(super) fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
+/// The level the pass is at, as the loop takes it and gives it back.
+pub(super) struct At<'a> {
+    pub depth: &'a mut u32,
+    pub level: &'a mut LevelPositions,
+    pub counts: &'a mut Vec<u32>,
+}
+
+/// The rest of the pass, for the calling thread to book each level with.
+pub(super) struct Book<'a> {
+    pub graph: &'a mut LevelGraph,
+    pub budget: &'a mut usize,
+    pub more_memory: &'a mut dyn FnMut() -> usize,
+    pub nodes: &'a mut u64,
+    /// Called after each level made here.
+    pub after_level: &'a mut dyn FnMut(LevelDone),
+    /// Whether a level at this depth is too deep to expand.
+    pub too_deep: &'a dyn Fn(u32) -> bool,
+}
+
+/// A level the loop has made, for the pass's figures.
+pub(super) struct LevelDone<'a> {
+    pub depth: u32,
+    pub width: usize,
+    pub seen: &'a KeySet,
+    /// Keys in the set its shards have not counted yet.
+    pub untallied: usize,
+    pub graph: &'a LevelGraph,
+    /// Memory in use, and the budget.
+    pub used: usize,
+    pub budget: usize,
+    pub nodes: u64,
+}
+
+/// How the loop ended.
+pub(super) enum Exit {
+    /// The level at `depth` is back in `level` and `counts`, to be expanded the usual way.
+    Handback,
+    /// The pass's outcome at this level.
+    Done(LevelOutcome),
+    /// A level's edges could not be kept.
+    Disk(DiskError),
+}
+
+/// How the loop runs.
+pub(super) struct Setup<'a> {
+    pub interrupt: Interrupt<'a>,
+    /// Ways into a position are counted up to this (1: not counted).
+    pub cap: u32,
+    /// Positions in each batch (None: guided, see `cut_into_batches`).
+    pub batch: Option<usize>,
+    /// See [`NARROW_CLAIMS_PERCENT`].
+    pub claims_percent: usize,
+}
+
+/// What a run shares between its threads.
+struct Run<'r> {
+    narrow: &'r Narrow,
+    seen: PhasedCell<&'r mut KeySet>,
+    dead: &'r DeadCache,
+    interrupt: Interrupt<'r>,
+    cap: u32,
+    batch: Option<usize>,
+    claims_percent: usize,
+    arrived: Line<AtomicUsize>,
+    generation: Line<AtomicU32>,
+    next_batch: Line<AtomicUsize>,
+    mate_found: Line<AtomicBool>,
+    /// What the calling thread must look at when the level is expanded (`EVENT_...`), so
+    /// that a level without any costs it one line to read.
+    events: Line<AtomicU8>,
+    /// The level's parity and claims mask (written by the calling thread between barriers).
+    parity: AtomicUsize,
+    mask: AtomicUsize,
+    verdict: AtomicU8,
+    /// A thread panicked: the others leave their barrier.
+    quit: AtomicBool,
+}
+
+const GO_ON: u8 = 0;
+const LEAVE: u8 = 1;
+
+/// A thread found a mate.
+const EVENT_MATE: u8 = 1;
+/// A thread was interrupted (its reason in its `Local::abort`).
+const EVENT_ABORT: u8 = 2;
+/// The level is to be given back (a table or list ran out of room).
+const EVENT_GIVE_BACK: u8 = 4;
+/// A shard of the key set may need to grow before the level's keys go in.
+const EVENT_GROW: u8 = 8;
+
+/// Runs the pass's levels from `at` on with `crew` while they are narrow. The calling thread
+/// books each level (`book`); every thread expands and ranks.
+pub(super) fn run(
+    narrow: &mut Narrow,
+    crew: &mut dyn Beside,
+    seen: &mut KeySet,
+    dead: &DeadCache,
+    setup: Setup,
+    at: At,
+    book: &mut Book,
+) -> Exit {
+    let Setup {
+        interrupt,
+        cap,
+        batch,
+        claims_percent,
+    } = setup;
+    let helpers = narrow.threads - 1;
+    debug_assert!(helpers <= crew.helpers());
+    let counting = cap > 1;
+    let width = at.level.len();
+    enter(narrow, at.level, at.counts, counting);
+    *narrow.room.0.get_mut() = Room::of(seen);
+    for nodes in &narrow.nodes {
+        nodes.0.store(0, Ordering::Relaxed);
+    }
+    let run = Run {
+        narrow,
+        seen: PhasedCell::new(seen),
+        dead,
+        interrupt,
+        cap,
+        batch,
+        claims_percent,
+        arrived: Line::default(),
+        generation: Line::default(),
+        next_batch: Line::default(),
+        mate_found: Line::default(),
+        events: Line::default(),
+        parity: AtomicUsize::new(0),
+        mask: AtomicUsize::new(claim_mask(width)),
+        verdict: AtomicU8::new(GO_ON),
+        quit: AtomicBool::new(false),
+    };
+    let nodes_before = *book.nodes;
+    let mut exit = None;
+    let mut own = |nudge: &dyn Fn()| {
+        let leader = Leader {
+            run: &run,
+            book: &mut *book,
+            depth: &mut *at.depth,
+            nudges: nudge,
+            nodes_before,
+            held_at_barrier: 0,
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| leader.lead())) {
+            Ok(ended) => exit = Some(ended),
+            Err(payload) => {
+                // The helpers leave their barrier; the crew raises the panic once they have.
+                run.quit.store(true, Ordering::Relaxed);
+                run.free_claims(0);
+                std::panic::resume_unwind(payload);
+            }
+        }
+    };
+    let helper = |part: usize| run.help(part + 1);
+    crew.beside(helpers, &helper, &mut own);
+    *book.nodes = nodes_before
+        + narrow
+            .nodes
+            .iter()
+            .map(|n| n.0.load(Ordering::Relaxed))
+            .sum::<u64>();
+    match exit.expect("the calling thread's part ran") {
+        Ended::Handback(parity) => {
+            (*at.level, *at.counts) = leave(narrow, parity, counting, cap);
+            Exit::Handback
+        }
+        Ended::Done(outcome) => Exit::Done(outcome),
+        Ended::Disk(e) => Exit::Disk(e),
+    }
+}
+
+/// Takes `level` (and its counts) in as the first level: the calling thread's list at parity 0.
+fn enter(narrow: &mut Narrow, level: &mut LevelPositions, counts: &[u32], counting: bool) {
+    for parity in 0..2 {
+        for (found, marks) in narrow.found[parity].iter_mut().zip(&narrow.marks[parity]) {
+            let found = found.0.get_mut();
+            marks.reset(found.len());
+            found.clear();
+        }
+    }
+    let first = narrow.found[0][0].0.get_mut();
+    std::mem::swap(&mut first.positions, level);
+    let len = first.positions.len();
+    first.places.extend(0..len as u32);
+    if counting {
+        first.paths.extend_from_slice(&counts[..len]);
+    }
+    let index = narrow.index.0.get_mut();
+    index.clear();
+    index.extend(0..len as u32);
+}
+
+/// The level at `parity` as one list, with its counts (capped; none when not counting).
+fn leave(
+    narrow: &mut Narrow,
+    parity: usize,
+    counting: bool,
+    cap: u32,
+) -> (LevelPositions, Vec<u32>) {
+    let marks = &narrow.marks[parity];
+    let found: Vec<&Found> = narrow.found[parity]
+        .iter_mut()
+        .map(|f| &*f.0.get_mut())
+        .collect();
+    let mut at = Vec::new();
+    for (thread, list) in found.iter().enumerate() {
+        for (entry, &place) in list.places.iter().enumerate() {
+            if !marks[thread].is_stale(entry) {
+                at.push((place, thread, entry));
+            }
+        }
+    }
+    at.sort_unstable();
+    let mut level = LevelPositions {
+        packed: Vec::with_capacity(at.len()),
+        checks: Vec::new(),
+        ends: Vec::with_capacity(at.len()),
+    };
+    for &(_, thread, entry) in &at {
+        let (packed, checks) = found[thread].positions.get(entry);
+        level.push(*packed, checks);
+    }
+    let counts = if counting {
+        at.iter()
+            .map(|&(_, t, e)| {
+                let paths = found[t].paths[e].saturating_add(marks[t].gained(e));
+                paths.min(cap)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (level, counts)
+}
+
+/// How the calling thread's part ended.
+enum Ended {
+    /// The level at this parity goes back to the pass.
+    Handback(usize),
+    Done(LevelOutcome),
+    Disk(DiskError),
+}
+
+/// Room in the key set's shards, kept by the calling thread so that a level touches a shard
+/// only to grow it: keys each shard takes before it must grow, and keys inserted not yet
+/// counted in its tally. A thread that claims more than its share of a shard's room on a
+/// level raises `EVENT_GROW`.
+#[derive(Clone, Copy)]
+struct Room {
+    left: [usize; SHARDS],
+    untallied: [usize; SHARDS],
+}
+
+impl Room {
+    fn of(seen: &KeySet) -> Room {
+        let mut room = Room {
+            left: [0; SHARDS],
+            untallied: [0; SHARDS],
+        };
+        for (shard, left) in seen.shards.iter().zip(&mut room.left) {
+            *left = shard.room();
+        }
+        room
+    }
+
+    /// Brings `shard`'s tally up to date.
+    fn tally(&mut self, seen: &mut KeySet, shard: usize) {
+        seen.shards[shard].count_inserted(std::mem::take(&mut self.untallied[shard]));
+    }
+}
+
+/// The calling thread's side: it expands and ranks like the helpers, and books each level
+/// while they wait.
+struct Leader<'l, 'r, 'b> {
+    run: &'l Run<'r>,
+    book: &'l mut Book<'b>,
+    depth: &'l mut u32,
+    nudges: &'l dyn Fn(),
+    /// The pass's nodes before this run.
+    nodes_before: u64,
+    /// What [`Leader::held`] said at the last barrier.
+    held_at_barrier: usize,
+}
+
+impl Leader<'_, '_, '_> {
+    fn lead(mut self) -> Ended {
+        let run = self.run;
+        let ended = loop {
+            run.expand(0);
+            self.gather();
+            if let Some(ended) = self.after_expansion() {
+                break ended;
+            }
+            run.release(GO_ON);
+            run.rank(0);
+            self.gather();
+            match self.after_ranking() {
+                Ranked::GoOn(booking) => {
+                    run.release(GO_ON);
+                    // The helpers expand meanwhile (batches are taken by whoever comes).
+                    if let Some(ended) = self.book_level(booking) {
+                        // (Too late to leave at this barrier: at the next.)
+                        run.expand(0);
+                        self.gather();
+                        break ended;
+                    }
+                }
+                Ranked::End(ended) => break ended,
+            }
+        };
+        run.release(LEAVE);
+        run.free_claims(0);
+        // SAFETY: the helpers have left the loop (they leave at the barrier just passed).
+        let seen = unsafe { run.seen.get_mut() };
+        let room = unsafe { run.narrow.room.get_mut() };
+        for shard in 0..SHARDS {
+            room.tally(seen, shard);
+        }
+        ended
+    }
+
+    /// Waits for every helper to arrive at the barrier.
+    fn gather(&self) {
+        let run = self.run;
+        let helpers = run.narrow.threads - 1;
+        let mut spins = 0u32;
+        while run.arrived.0.load(Ordering::Acquire) < helpers {
+            if run.quit.load(Ordering::Relaxed) {
+                panic!("a helper of the narrow levels panicked");
+            }
+            if spins % 1024 == 1023 {
+                (self.nudges)();
+            }
+            wait(&mut spins);
+        }
+        run.arrived.0.store(0, Ordering::Relaxed);
+    }
+
+    /// Memory the loop holds besides the key set and the graph: its tables and lists (read
+    /// while the helpers wait at a barrier).
+    fn held(&self) -> usize {
+        let narrow = self.run.narrow;
+        // SAFETY: the helpers wait at the barrier.
+        let lists: usize = narrow.local.iter().map(|l| unsafe { l.get() }.bytes).sum();
+        // (This level's lists and the next, about as big.)
+        fixed_bytes(narrow.threads) + 2 * lists
+    }
+
+    /// At the first barrier: the level's mates, or the room its new positions need (all of
+    /// it read only when a thread raised an event).
+    fn after_expansion(&mut self) -> Option<Ended> {
+        let run = self.run;
+        let events = run.events.0.swap(0, Ordering::Relaxed);
+        if events == 0 {
+            return None;
+        }
+        let narrow = run.narrow;
+        let parity = run.parity.load(Ordering::Relaxed);
+        let counting = run.cap > 1;
+        // SAFETY (all the cells below): the helpers wait at the barrier; this thread alone
+        // touches the loop's state until it releases them.
+        let locals = || narrow.local.iter().map(|l| unsafe { l.get() });
+        if let Some(abort) = locals().find_map(|l| l.abort) {
+            return Some(Ended::Done(LevelOutcome::Aborted(abort)));
+        }
+        if events & EVENT_GIVE_BACK != 0 {
+            return Some(Ended::Handback(parity));
+        }
+        if events & EVENT_MATE != 0 {
+            // Each parent's mates come from one thread, in order: a stable sort by parent
+            // gives them in the order one thread would have found them.
+            let mut mates: Vec<(u32, Move, u32)> =
+                locals().flat_map(|l| l.mates.iter().copied()).collect();
+            mates.sort_by_key(|&(parent, _, _)| parent);
+            if !counting {
+                return Some(Ended::Done(LevelOutcome::Mates {
+                    mates: vec![(mates[0].0, mates[0].1)],
+                    count: 1,
+                }));
+            }
+            let count = mates
+                .iter()
+                .fold(0u32, |c, m| c.saturating_add(m.2).min(run.cap));
+            return Some(Ended::Done(LevelOutcome::Mates {
+                mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
+                count,
+            }));
+        }
+        // EVENT_GROW: room in the key set for every claim won (a few more than will be
+        // inserted: copies displaced later were counted too).
+        let room = unsafe { narrow.room.get_mut() };
+        let seen = unsafe { run.seen.get_mut() };
+        let some = locals().fold(0, |some, l| some | l.claimed.some);
+        let claimed = ByShard {
+            counts: [0; SHARDS],
+            some,
+        };
+        let mut allowance = None;
+        for shard in claimed.shards() {
+            let wanted: usize = locals().map(|l| l.claimed.counts[shard] as usize).sum();
+            if wanted <= room.left[shard] {
+                continue;
+            }
+            room.tally(seen, shard);
+            let held = self.book.graph.bytes() + self.held();
+            let allowance = allowance
+                .get_or_insert_with(|| self.book.budget.saturating_sub(seen.bytes() + held));
+            let before = seen.shards[shard].bytes();
+            while seen.shards[shard].reserve(wanted, allowance).is_err() {
+                match (self.book.more_memory)() {
+                    // The usual way copes with a full budget (see `parallel.rs`).
+                    0 => return Some(Ended::Handback(parity)),
+                    extra => {
+                        *self.book.budget += extra;
+                        *allowance += extra;
+                    }
+                }
+                seen.recount();
+            }
+            seen.grew(seen.shards[shard].bytes() - before);
+            room.left[shard] = seen.shards[shard].room();
+        }
+        None
+    }
+
+    /// At the second barrier: the new level's index (and its first edges) for the threads to
+    /// go on with, or why the loop ends here. What else the level needs booking is done
+    /// after the barrier ([`Leader::book_level`]).
+    fn after_ranking(&mut self) -> Ranked {
+        let run = self.run;
+        let narrow = run.narrow;
+        let parity = run.parity.load(Ordering::Relaxed);
+        let next = parity ^ 1;
+        // SAFETY (all the cells below): the helpers wait at the barrier.
+        let locals = || narrow.local.iter().map(|l| unsafe { l.get() });
+        let room = unsafe { narrow.room.get_mut() };
+        for local in locals() {
+            for shard in local.inserted.shards() {
+                let inserted = local.inserted.counts[shard] as usize;
+                room.left[shard] -= inserted;
+                room.untallied[shard] += inserted;
+            }
+        }
+        let lists: Vec<&Found> = narrow.found[next]
+            .iter()
+            .map(|f| unsafe { f.get() })
+            .collect();
+        let width: usize = lists.iter().map(|l| l.places.len()).sum::<usize>()
+            - narrow.marks[next]
+                .iter()
+                .map(|m| m.stale_count.load(Ordering::Relaxed))
+                .sum::<usize>();
+        if width == 0 {
+            return Ranked::End(Ended::Done(LevelOutcome::Next {
+                next: LevelPositions::default(),
+                counts: Vec::new(),
+                edges: LevelEdges::default(),
+            }));
+        }
+        let unset = Link {
+            parent: u32::MAX,
+            check: Move::NULL,
+            evasion: Move::NULL,
+        };
+        let mut first = vec![unset; width];
+        let index = unsafe { narrow.index.get_mut() };
+        index.clear();
+        index.resize(width, 0);
+        for (thread, list) in lists.iter().enumerate() {
+            let marks = &narrow.marks[next][thread];
+            for (entry, (&place, &link)) in list.places.iter().zip(&list.links).enumerate() {
+                if !marks.is_stale(entry) {
+                    first[place as usize] = link;
+                    index[place as usize] = (thread as u32) << 16 | entry as u32;
+                }
+            }
+        }
+        debug_assert!(
+            first.iter().all(|l| l.parent != u32::MAX),
+            "every place is taken"
+        );
+        let extra: Vec<(u32, Link, u64)> = locals().flat_map(|l| l.extra.iter().copied()).collect();
+        let booking = Booking {
+            edges: LevelEdges {
+                first,
+                extra: Vec::new(),
+            },
+            extra,
+            width,
+        };
+        *self.depth += 1;
+        run.parity.store(next, Ordering::Relaxed);
+        let seen = unsafe { run.seen.get() };
+        // The graph as it will be once the level is in.
+        let graph = self.book.graph.bytes() + booking.edges.bytes();
+        self.held_at_barrier = self.held();
+        let used = seen.bytes() + graph + booking.extra.len() * (super::LINK_BYTES + 4);
+        let used = used + self.held_at_barrier;
+        if width >= NARROW_BELOW || used > *self.book.budget || (self.book.too_deep)(*self.depth) {
+            // Booked now: the loop ends at this barrier.
+            return Ranked::End(self.book_level(booking).unwrap_or(Ended::Handback(next)));
+        }
+        run.mask.store(claim_mask(width), Ordering::Relaxed);
+        run.next_batch.0.store(0, Ordering::Relaxed);
+        Ranked::GoOn(booking)
+    }
+
+    /// The rest of a level's booking: its edges into the graph, its figures out. Why the loop
+    /// must end, if it must.
+    fn book_level(&mut self, booking: Booking) -> Option<Ended> {
+        let Booking {
+            mut edges,
+            mut extra,
+            width,
+        } = booking;
+        // By position, then in the order met: one thread's order.
+        extra.sort_unstable_by_key(|&(child, _, order)| (child, order));
+        edges.extra = extra.into_iter().map(|(c, l, _)| (c, l)).collect();
+        if let Err(e) = self.book.graph.push(edges) {
+            return Some(Ended::Disk(e));
+        }
+        let run = self.run;
+        // SAFETY: the key set is only read until the next barrier.
+        let seen = unsafe { run.seen.get() };
+        let nodes = self.nodes_before
+            + run
+                .narrow
+                .nodes
+                .iter()
+                .map(|n| n.0.load(Ordering::Relaxed))
+                .sum::<u64>();
+        let used = seen.bytes() + self.book.graph.bytes() + self.held_estimate();
+        // SAFETY: the calling thread alone writes the room, between barriers.
+        let untallied = unsafe { run.narrow.room.get() }.untallied.iter().sum();
+        (self.book.after_level)(LevelDone {
+            depth: *self.depth,
+            width,
+            seen,
+            untallied,
+            graph: self.book.graph,
+            used,
+            budget: *self.book.budget,
+            nodes,
+        });
+        None
+    }
+
+    /// Memory the loop holds besides the key set and the graph, as of the last barrier (the
+    /// lists' sizes then; they change once the threads go on).
+    fn held_estimate(&self) -> usize {
+        self.held_at_barrier
+    }
+}
+
+/// What the second barrier comes to.
+enum Ranked {
+    /// The loop goes on; the level's booking is finished after the barrier.
+    GoOn(Booking),
+    End(Ended),
+}
+
+/// A level's booking, begun at the second barrier and finished after it.
+struct Booking {
+    edges: LevelEdges,
+    /// Further ways in: (position, link, order).
+    extra: Vec<(u32, Link, u64)>,
+    width: usize,
+}
+
+impl Run<'_> {
+    /// Lets the helpers through the barrier, telling them whether to go on.
+    fn release(&self, verdict: u8) {
+        self.verdict.store(verdict, Ordering::Relaxed);
+        self.generation.0.fetch_add(1, Ordering::Release);
+    }
+
+    /// A helper's barrier: true to go on.
+    fn arrive(&self) -> bool {
+        let generation = self.generation.0.load(Ordering::Acquire);
+        self.arrived.0.fetch_add(1, Ordering::AcqRel);
+        let mut spins = 0u32;
+        while self.generation.0.load(Ordering::Acquire) == generation {
+            if self.quit.load(Ordering::Relaxed) {
+                return false;
+            }
+            wait(&mut spins);
+        }
+        self.verdict.load(Ordering::Relaxed) == GO_ON
+    }
+
+    /// A helper's part: the loop, as `thread`.
+    fn help(&self, thread: usize) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
+            self.expand(thread);
+            if !self.arrive() {
+                break;
+            }
+            self.rank(thread);
+            if !self.arrive() {
+                break;
+            }
+        }));
+        self.free_claims(thread);
+        if let Err(payload) = result {
+            self.quit.store(true, Ordering::Relaxed);
+            std::panic::resume_unwind(payload);
+        }
+    }
+
+    /// Frees the slots `thread` took in both claims tables (the loop is over).
+    fn free_claims(&self, thread: usize) {
+        // SAFETY: a thread's own state, and each thread frees only its own slots.
+        let local = unsafe { self.narrow.local[thread].get_mut() };
+        for (claims, taken) in self.narrow.claims.iter().zip(&mut local.taken) {
+            claims.free(taken);
+            taken.clear();
+        }
+    }
+
+    /// Step 1 for `thread`: its batches of the level, into its list of the next.
+    fn expand(&self, thread: usize) {
+        let narrow = self.narrow;
+        let parity = self.parity.load(Ordering::Relaxed);
+        let next = parity ^ 1;
+        let mask = self.mask.load(Ordering::Relaxed);
+        let counting = self.cap > 1;
+        // SAFETY: this thread's own state and list of the next level, which no other thread
+        // reads before the barrier; the key set, the level's lists, marks and index are only
+        // read in this phase.
+        let local = unsafe { narrow.local[thread].get_mut() };
+        let found = unsafe { narrow.found[next][thread].get_mut() };
+        let seen: &KeySet = unsafe { self.seen.get() };
+        let index = unsafe { narrow.index.get() };
+        let lists: Vec<&Found> = narrow.found[parity]
+            .iter()
+            .map(|f| unsafe { f.get() })
+            .collect();
+        let marks = &narrow.marks[parity];
+        narrow.marks[next][thread].reset(found.len());
+        found.clear();
+        // The other table served the last level: nobody reads it any more.
+        narrow.claims[next].free(&local.taken[next]);
+        local.taken[next].clear();
+        local.later.clear();
+        local.extra.clear();
+        local.mates.clear();
+        local.claimed = ByShard::NONE;
+        local.inserted = ByShard::NONE;
+        local.abort = None;
+        cut_into_batches(
+            (0, index.len()),
+            self.batch,
+            narrow.threads,
+            &mut local.bounds,
+        );
+        let Local {
+            pipeline,
+            later,
+            mates,
+            claimed,
+            taken,
+            abort,
+            bounds,
+            bytes,
+            ..
+        } = local;
+        // SAFETY: the calling thread writes the room only between barriers.
+        let room = unsafe { narrow.room.get() };
+        let claims_limit = (mask + 1) * self.claims_percent / 100 / narrow.threads;
+        let mut sink = Sink {
+            seen,
+            dead: self.dead,
+            claims: &narrow.claims[parity],
+            mask,
+            found,
+            marks: &narrow.marks[next],
+            later,
+            claimed,
+            taken: &mut taken[parity],
+            claims_limit,
+            events: &self.events.0,
+            room,
+            threads: narrow.threads,
+            thread,
+            counting,
+            parent: u32::MAX,
+            number: 0,
+            order: 0,
+        };
+        let mate_found = &self.mate_found.0;
+        let batches = bounds.len() - 1;
+        pipeline.reset();
+        let mut nodes = 0;
+        let mut next_poll = POLL_INTERVAL;
+        // Batches are taken in the level's order, so each thread meets its children in
+        // rising order. Looking for the first mate only, a thread that found one (or sees one
+        // found) takes no further batch: the batches before have all been taken, and whoever
+        // took them finishes them.
+        'level: while counting || !mate_found.load(Ordering::Relaxed) {
+            if self.events.0.load(Ordering::Relaxed) & EVENT_GIVE_BACK != 0 {
+                break;
+            }
+            let batch = self.next_batch.0.fetch_add(1, Ordering::Relaxed);
+            if batch >= batches {
+                break;
+            }
+            let places = bounds[batch]..bounds[batch + 1];
+            for (place, &at) in places.clone().zip(&index[places]) {
+                let at = at as usize;
+                let (list, entry) = (at >> 16, at & 0xffff);
+                let parents = lists[list];
+                let (packed, checks) = parents.positions.get(entry);
+                let paths = if counting {
+                    let paths = parents.paths[entry].saturating_add(marks[list].gained(entry));
+                    paths.min(self.cap)
+                } else {
+                    1
+                };
+                let parent = Parent {
+                    packed,
+                    checks,
+                    index: place as u32,
+                    paths,
+                };
+                let elsewhere = mate_found.load(Ordering::Relaxed);
+                nodes += pipeline
+                    .current()
+                    .generate(parent, seen, self.dead, mates, !counting, elsewhere);
+                if !mates.is_empty() {
+                    mate_found.store(true, Ordering::Relaxed);
+                    self.events.0.fetch_or(EVENT_MATE, Ordering::Relaxed);
+                    if !counting {
+                        // Nothing after the first mate of this thread can matter.
+                        break 'level;
+                    }
+                } else if !elsewhere {
+                    let Ok(()) = pipeline.previous().resolve(self.dead, &mut sink);
+                }
+                pipeline.advance();
+                if nodes >= next_poll {
+                    next_poll = nodes + POLL_INTERVAL;
+                    if let Some(a) = self.interrupt.check(Instant::now()) {
+                        *abort = Some(a);
+                        self.events.0.fetch_or(EVENT_ABORT, Ordering::Relaxed);
+                        break 'level;
+                    }
+                }
+            }
+        }
+        if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
+            let Ok(()) = pipeline.previous().resolve(self.dead, &mut sink);
+        }
+        *bytes = sink.found.bytes();
+        narrow.nodes[thread].0.fetch_add(nodes, Ordering::Relaxed);
+    }
+
+    /// Step 2 for `thread`: the places of its live copies in the next level, their keys into
+    /// the key set, its further ways in.
+    fn rank(&self, thread: usize) {
+        let narrow = self.narrow;
+        let parity = self.parity.load(Ordering::Relaxed);
+        let next = parity ^ 1;
+        let mask = self.mask.load(Ordering::Relaxed);
+        let counting = self.cap > 1;
+        // SAFETY: this thread's list of the next level and its own state are its own; the
+        // other lists of the next level and the claims are only read in this phase; the key
+        // set takes insertions through atomics (room was made at the barrier); marks are
+        // atomics.
+        let mine = unsafe { narrow.found[next][thread].get_mut() };
+        let others: Vec<(usize, &Found)> = (0..narrow.threads)
+            .filter(|&t| t != thread)
+            .map(|t| (t, unsafe { narrow.found[next][t].get() }))
+            .collect();
+        let marks = &narrow.marks[next];
+        let seen: &KeySet = unsafe { self.seen.get() };
+        let local = unsafe { narrow.local[thread].get_mut() };
+        // The keys' slots, loaded before they are taken (each taking waits for its line).
+        for &key in &mine.keys {
+            seen.prefetch(key);
+        }
+        // A walk along each other list: how many of its live copies come before the order
+        // reached in this one.
+        let mut cursors: Vec<(usize, usize)> = vec![(0, 0); others.len()];
+        let mut live_here = 0;
+        mine.places.clear();
+        for entry in 0..mine.len() {
+            if marks[thread].is_stale(entry) {
+                mine.places.push(u32::MAX);
+                continue;
+            }
+            let order = mine.orders[entry];
+            let mut place = live_here;
+            for (&(other, list), cursor) in others.iter().zip(&mut cursors) {
+                while cursor.0 < list.len() && list.orders[cursor.0] < order {
+                    if !marks[other].is_stale(cursor.0) {
+                        cursor.1 += 1;
+                    }
+                    cursor.0 += 1;
+                }
+                place += cursor.1;
+            }
+            live_here += 1;
+            mine.places.push(place as u32);
+            let key = mine.keys[entry];
+            let shard = keyset::shard_of(key);
+            if seen.shards[shard].insert_shared(key) {
+                local.inserted.add(shard);
+            }
+        }
+        if !counting {
+            return;
+        }
+        // Further ways in: copies that lost their key, and this thread's stale copies.
+        let claims = &narrow.claims[parity];
+        let lists: Vec<&Found> = (0..narrow.threads)
+            .map(|t| {
+                if t == thread {
+                    &*mine
+                } else {
+                    unsafe { narrow.found[next][t].get() }
+                }
+            })
+            .collect();
+        let place_of = |key: u128| -> (usize, usize, usize) {
+            let (order, holder, entry) = claim_parts(claims.lookup(key, mask));
+            let mut place = marks[holder].live_before(entry);
+            for (other, list) in lists.iter().enumerate() {
+                if other != holder {
+                    let below = list.orders.partition_point(|&o| o < order);
+                    place += marks[other].live_before(below);
+                }
+            }
+            (place, holder, entry)
+        };
+        let Local { later, extra, .. } = local;
+        let mut stale_here = Vec::new();
+        if marks[thread].any_stale() {
+            for entry in (0..mine.len()).filter(|&e| marks[thread].is_stale(e)) {
+                stale_here.push(Later {
+                    key: mine.keys[entry],
+                    order: mine.orders[entry],
+                    link: mine.links[entry],
+                    paths: mine.paths[entry],
+                });
+            }
+        }
+        for way in later.iter().chain(&stale_here) {
+            let (place, holder, entry) = place_of(way.key);
+            marks[holder].gain(entry, way.paths);
+            extra.push((place as u32, way.link, way.order));
+        }
+    }
+}
+
+/// Step 1's sink: new positions claimed and kept in the thread's list.
+struct Sink<'s> {
+    seen: &'s KeySet,
+    dead: &'s DeadCache,
+    claims: &'s Claims,
+    mask: usize,
+    found: &'s mut Found,
+    /// The next level's marks, every thread's.
+    marks: &'s [Marks],
+    later: &'s mut Vec<Later>,
+    claimed: &'s mut ByShard,
+    taken: &'s mut Vec<u32>,
+    claims_limit: usize,
+    events: &'s AtomicU8,
+    room: &'s Room,
+    threads: usize,
+    thread: usize,
+    counting: bool,
+    /// The parent whose children are coming in, and how many of them have been numbered.
+    parent: u32,
+    number: u64,
+    /// The order of the child being looked at.
+    order: u64,
+}
+
+impl Sink<'_> {
+    fn raise(&self, event: u8) {
+        self.events.fetch_or(event, Ordering::Relaxed);
+    }
+
+    /// A copy that is not the first of its key: counting, a further way in.
+    fn later(&mut self, key: u128, link: Link, paths: u32) {
+        if self.counting {
+            self.later.push(Later {
+                key,
+                order: self.order,
+                link,
+                paths,
+            });
+        }
+    }
+}
+
+impl ChildSink for Sink<'_> {
+    type Stop = std::convert::Infallible;
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        if self.seen.contains(key) {
+            return true;
+        }
+        if link.parent != self.parent {
+            self.parent = link.parent;
+            self.number = 0;
+        }
+        self.order = u64::from(link.parent) << ORDER_SHIFT | self.number;
+        self.number += 1;
+        // A dead position is dropped next, without a look at the claims.
+        if self.dead.contains(key) {
+            return false;
+        }
+        let claim = self.claims.lookup(key, self.mask);
+        if claim != 0 && claim_parts(claim).0 < self.order {
+            self.later(key, link, paths);
+            return true;
+        }
+        false
+    }
+
+    #[inline]
+    fn add(&mut self, child: NewChild) -> Result<(), Self::Stop> {
+        // A level given back is expanded again the usual way: nothing more to claim here.
+        if self.events.load(Ordering::Relaxed) & EVENT_GIVE_BACK != 0 {
+            return Ok(());
+        }
+        let entry = self.found.len();
+        // A level too wide for the tables goes back to the pass, to be expanded again.
+        if entry >= THREAD_ENTRIES {
+            self.raise(EVENT_GIVE_BACK);
+            return Ok(());
+        }
+        let Some((slot, took)) = self.claims.slot(child.key, self.mask) else {
+            self.raise(EVENT_GIVE_BACK);
+            return Ok(());
+        };
+        if took {
+            self.taken.push(slot as u32);
+            if self.taken.len() > self.claims_limit {
+                self.raise(EVENT_GIVE_BACK);
+            }
+        }
+        match self
+            .claims
+            .claim(slot, claim_word(self.order, self.thread, entry))
+        {
+            Ok(displaced) => {
+                if displaced != 0 {
+                    let (_, holder, their) = claim_parts(displaced);
+                    self.marks[holder].mark_stale(their);
+                }
+                let shard = keyset::shard_of(child.key);
+                self.claimed.add(shard);
+                // More than this thread's share of the shard's room: the calling thread
+                // looks at it at the barrier.
+                if self.claimed.counts[shard] as usize * self.threads > self.room.left[shard] {
+                    self.raise(EVENT_GROW);
+                }
+                let found = &mut *self.found;
+                found.positions.push(child.pos.pack(), child.checks);
+                found.orders.push(self.order);
+                found.keys.push(child.key);
+                found.links.push(child.link);
+                found.paths.push(child.paths);
+            }
+            Err(()) => self.later(child.key, child.link, child.paths),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget};
+    use super::NARROW_CLAIMS_PERCENT;
+    use crate::search::helpmate::Interrupt;
+    use crate::shogi::Position;
+    use std::sync::atomic::AtomicBool;
+
+    /// How the loop is set for a pass: levels narrower than `below` go to it (0: none), which
+    /// gives a level back once its claims fill `claims_percent` of their table; `batch`
+    /// positions a batch (None: guided).
+    #[derive(Clone, Copy, Debug)]
+    struct Setting {
+        below: usize,
+        claims_percent: usize,
+        batch: Option<usize>,
+    }
+
+    /// A whole pass from `sfen` (for mates of at most `max_plies`): the figures of every level
+    /// (plies, positions, keys) and the outcome, with its lines and count.
+    fn pass(
+        (sfen, max_plies): (&str, u32),
+        threads: usize,
+        cap: u32,
+        setting: Setting,
+    ) -> (Vec<(u32, usize, usize)>, String) {
+        let root = Position::from_sfen(sfen).unwrap();
+        let pool = (threads > 1).then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+        });
+        let stop = AtomicBool::new(false);
+        let (log, levels) = crossbeam_channel::unbounded();
+        let limits = BfsLimits {
+            level_log: Some(log),
+            budget_bytes: 1 << 30,
+            solution_cap: cap,
+            max_plies,
+            interrupt: Interrupt {
+                stop: &stop,
+                deadline: None,
+                mate_elsewhere: None,
+            },
+            pool: pool.as_ref(),
+            parallel_from_positions: 1,
+            parallel_slice_positions: 1 << 16,
+            parallel_batch_positions: setting.batch,
+            narrow_below: setting.below,
+            narrow_claims_percent: setting.claims_percent,
+            disk: DiskBudget::default(),
+        };
+        let mut nodes = 0;
+        let (outcome, _pass) = search_in_pool(&root, &limits, &mut nodes, &mut |_| {}, &mut || 0);
+        drop(limits);
+        let levels = levels
+            .try_iter()
+            .map(|l| (l.plies, l.positions, l.keys))
+            .collect();
+        let outcome = match outcome {
+            BfsOutcome::Mate { lines, count } => format!("{count} {lines:?}"),
+            BfsOutcome::NoMate => "no mate".into(),
+            BfsOutcome::GaveUp {
+                lower_bound,
+                reason,
+            } => format!("gave up at {lower_bound}: {reason:?}"),
+        };
+        (levels, outcome)
+    }
+
+    /// With every level from the first in the loop, at two and three threads, the pass has
+    /// one thread's levels and outcome: the same positions and keys on every level, the same
+    /// lines in the same order, the same count; also with levels given back all the time
+    /// (a claims table that is "full" at a few per cent), with batches of one position, and
+    /// with a pass cut short at a depth.
+    #[test]
+    fn the_narrow_loop_gives_one_threads_levels_and_lines() {
+        let problems = [
+            // Levels of up to 3,205 positions, many reached from several parents.
+            "ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1",
+            "9/9/9/9/7bb/1ppssssp1/K5k2/+RL1l1gg2/rL3gg1+l b 4N15P 1",
+            // Two solutions each, mates on several parents of the mate level.
+            "9/9/9/4G4/4G4/4G4/4G4/9/4k4 b 2r2b4s4n4l18p 1",
+            "9/9/9/3G1G3/4G4/4G4/9/4k4/9 b 2r2b4s4n4l18p 1",
+        ];
+        let settings = [
+            Setting {
+                below: usize::MAX,
+                claims_percent: NARROW_CLAIMS_PERCENT,
+                batch: None,
+            },
+            Setting {
+                below: usize::MAX,
+                claims_percent: NARROW_CLAIMS_PERCENT,
+                batch: Some(1),
+            },
+            Setting {
+                below: usize::MAX,
+                claims_percent: 2,
+                batch: Some(3),
+            },
+        ];
+        // The first also cut short: the loop stops at the depth the pass may not pass.
+        let runs = problems
+            .iter()
+            .map(|&sfen| (sfen, u32::MAX))
+            .chain([(problems[0], 31)]);
+        for problem in runs {
+            let sfen = problem.0;
+            for cap in [1, 1000] {
+                let one = pass(problem, 1, cap, settings[0]);
+                assert!(one.0.len() > 4, "{sfen}: {} levels", one.0.len());
+                for threads in [2, 3] {
+                    for setting in settings {
+                        let many = pass(problem, threads, cap, setting);
+                        assert_eq!(
+                            one.1, many.1,
+                            "{sfen}, cap {cap}, {threads} threads, {setting:?}"
+                        );
+                        assert!(
+                            one.0 == many.0,
+                            "{sfen}, cap {cap}, {threads} threads, {setting:?}: levels differ"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
