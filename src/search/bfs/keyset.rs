@@ -90,13 +90,8 @@ impl Shard {
         }
     }
 
-    pub(super) fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         self.table.len() * SLOT_BYTES + self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
-    }
-
-    /// Keys the table takes before it must grow (see [`Shard::insert`]).
-    pub(super) fn room(&self) -> usize {
-        (self.table.len() * FULL_PERCENT / 100).saturating_sub(self.tally.len)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -242,57 +237,6 @@ impl Shard {
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         }
-    }
-
-    /// Grows the table now, if need be, so that `extra` more keys fit below `FULL_PERCENT`:
-    /// room for [`Shard::insert_shared`], which cannot grow it. Growing takes from
-    /// `allowance` as [`Shard::insert`] does; `Err` when it would need more.
-    pub(super) fn reserve(&mut self, extra: usize, allowance: &mut usize) -> Result<(), ()> {
-        let size = self.table.len();
-        let wanted = self.tally.len + extra;
-        if wanted * 100 <= size * FULL_PERCENT {
-            return Ok(());
-        }
-        let ample = *allowance / AMPLE_SHARDS >= size * SLOT_BYTES;
-        let step = if ample { size / 2 } else { size / 16 };
-        let bigger = (size + step).max((wanted * 100).div_ceil(FULL_PERCENT));
-        // While growing, the old and the new table exist together.
-        if (size + bigger) * SLOT_BYTES > *allowance {
-            return Err(());
-        }
-        self.grow(bigger)?;
-        *allowance -= (bigger - size) * SLOT_BYTES;
-        Ok(())
-    }
-
-    /// Inserts `key`, which is in neither the table nor the frozen keys, while other threads
-    /// may be inserting into the same table: each slot is taken by one atomic exchange. Room
-    /// must have been made with [`Shard::reserve`], and the tally is brought up to date
-    /// afterwards with [`Shard::count_inserted`]. False if another thread inserted it first.
-    #[inline]
-    pub(super) fn insert_shared(&self, key: u128) -> bool {
-        let word = stored(key);
-        let table = self.table.as_atomic();
-        let len = table.len();
-        let mut i = home(word, len);
-        loop {
-            match table[i].load(Ordering::Relaxed) {
-                0 => match table[i].compare_exchange(0, word, Ordering::Relaxed, Ordering::Relaxed)
-                {
-                    Ok(_) => return true,
-                    Err(w) if w == word => return false,
-                    Err(_) => {}
-                },
-                w if w == word => return false,
-                _ => {}
-            }
-            i = if i + 1 == len { 0 } else { i + 1 };
-        }
-    }
-
-    /// Counts `keys` inserted with [`Shard::insert_shared`].
-    pub(super) fn count_inserted(&mut self, keys: usize) {
-        self.tally.len += keys;
     }
 
     /// Starts loading the slot where `key` would go.

@@ -308,7 +308,7 @@ fn search(
                 log_level(
                     limits,
                     (done.depth, done.width),
-                    (done.seen, done.untallied),
+                    done.seen,
                     done.graph,
                     done.used,
                     started,
@@ -490,14 +490,7 @@ fn search(
             Ok(used) => used,
             Err(outcome) => return outcome,
         };
-        log_level(
-            limits,
-            (depth, level.len()),
-            (seen, 0),
-            graph,
-            used,
-            started,
-        );
+        log_level(limits, (depth, level.len()), seen, graph, used, started);
         if last_report.elapsed() >= Duration::from_millis(100) {
             progress(BfsProgress {
                 lower_bound: 2 * depth + 1,
@@ -1011,12 +1004,11 @@ fn expand_level(
 }
 
 /// Sends the figures of a finished level (`depth`, `width` positions) to the level log, if
-/// there is one. `untallied`: keys in the set that its shards have not counted yet (see
-/// `narrow.rs`).
+/// there is one.
 fn log_level(
     limits: &BfsLimits,
     (depth, width): (u32, usize),
-    (seen, untallied): (&KeySet, usize),
+    seen: &KeySet,
     graph: &LevelGraph,
     bytes: usize,
     started: Instant,
@@ -1026,7 +1018,7 @@ fn log_level(
         let _ = log.send(LevelStats {
             plies: 2 * depth,
             positions: width,
-            keys: seen.len() + untallied,
+            keys: seen.len(),
             key_bytes: seen.bytes(),
             graph_bytes: graph.bytes(),
             disk_bytes: graph.disk_bytes(),

@@ -29,7 +29,7 @@
 
 use super::crew::{wait, Beside};
 use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
-use super::keyset::{self, KeySet};
+use super::keyset::{self, KeySet, Shard};
 use super::parallel::cut_into_batches;
 use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
@@ -55,8 +55,6 @@ const MIN_CLAIM_SLOTS: usize = 1 << 10;
 const CLAIM_SLOTS_A_POSITION: usize = 16;
 /// A level is given back once its claims fill this share of their table (per cent).
 pub(crate) const NARROW_CLAIMS_PERCENT: usize = 60;
-/// Shards of the key set.
-const SHARDS: usize = 64;
 
 /// Memory of the loop's tables for `threads` threads, besides its lists: two claims tables
 /// and the marks on the lists.
@@ -101,8 +99,7 @@ impl<T> PhasedCell<T> {
 #[derive(Default)]
 struct Line<T>(T);
 
-/// One thread's copies of new positions on a level, in the order it met them (rising order),
-/// and, once ranked, their places in the level.
+/// One thread's copies of new positions on a level, in the order it met them (rising order).
 #[derive(Default)]
 struct Found {
     positions: LevelPositions,
@@ -111,8 +108,6 @@ struct Found {
     links: Vec<Link>,
     /// Ways in through the first copy (counting; others add theirs in `Marks::gained`).
     paths: Vec<u32>,
-    /// Each live copy's place in the level.
-    places: Vec<u32>,
 }
 
 impl Found {
@@ -128,7 +123,6 @@ impl Found {
         self.keys.clear();
         self.links.clear();
         self.paths.clear();
-        self.places.clear();
     }
 
     fn bytes(&self) -> usize {
@@ -136,7 +130,7 @@ impl Found {
             + self.orders.capacity() * 8
             + self.keys.capacity() * 16
             + self.links.capacity() * super::LINK_BYTES
-            + (self.paths.capacity() + self.places.capacity()) * 4
+            + self.paths.capacity() * 4
     }
 }
 
@@ -343,38 +337,6 @@ struct Later {
     paths: u32,
 }
 
-/// Counts by shard of the key set, with the shards that have any.
-#[derive(Clone, Copy)]
-struct ByShard {
-    counts: [u32; SHARDS],
-    some: u64,
-}
-
-impl ByShard {
-    const NONE: ByShard = ByShard {
-        counts: [0; SHARDS],
-        some: 0,
-    };
-
-    #[inline]
-    fn add(&mut self, shard: usize) {
-        self.counts[shard] += 1;
-        self.some |= 1 << shard;
-    }
-
-    /// The shards with any count.
-    fn shards(&self) -> impl Iterator<Item = usize> {
-        let mut some = self.some;
-        std::iter::from_fn(move || {
-            (some != 0).then(|| {
-                let shard = some.trailing_zeros() as usize;
-                some &= some - 1;
-                shard
-            })
-        })
-    }
-}
-
 /// What one thread keeps for itself from level to level.
 struct Local {
     pipeline: Pipeline,
@@ -383,10 +345,12 @@ struct Local {
     /// Further ways in, resolved: (position, link, order).
     extra: Vec<(u32, Link, u64)>,
     mates: Vec<(u32, Move, u32)>,
-    /// Claims won on this level (room to make in the key set at the barrier).
-    claimed: ByShard,
-    /// Keys inserted into the key set.
-    inserted: ByShard,
+    /// Each copy's place in the next level (`u32::MAX` for a stale one).
+    places: Vec<u32>,
+    /// Bytes its shards of the key set grew by on this level.
+    grown: usize,
+    /// Keys of its shards it could not insert for want of memory.
+    leftover: Vec<u128>,
     /// Slots taken in each claims table, to free once it is done with.
     taken: [Vec<u32>; 2],
     abort: Option<Abort>,
@@ -402,8 +366,9 @@ impl Local {
             later: Vec::new(),
             extra: Vec::new(),
             mates: Vec::new(),
-            claimed: ByShard::NONE,
-            inserted: ByShard::NONE,
+            places: Vec::new(),
+            grown: 0,
+            leftover: Vec::new(),
             taken: [Vec::new(), Vec::new()],
             abort: None,
             bytes: 0,
@@ -425,8 +390,6 @@ pub(super) struct Narrow {
     index: PhasedCell<Vec<u32>>,
     /// Each thread's nodes in this run, on a line of its own (read for progress reports).
     nodes: Vec<Line<AtomicU64>>,
-    /// Keys each shard of the key set takes before it must grow (see `Room`).
-    room: PhasedCell<Room>,
 }
 
 impl Narrow {
@@ -450,10 +413,6 @@ impl Narrow {
                 .collect(),
             index: PhasedCell::new(Vec::new()),
             nodes: (0..threads).map(|_| Line::default()).collect(),
-            room: PhasedCell::new(Room {
-                left: [0; SHARDS],
-                untallied: [0; SHARDS],
-            }),
         })
     }
 
@@ -486,8 +445,6 @@ pub(super) struct LevelDone<'a> {
     pub depth: u32,
     pub width: usize,
     pub seen: &'a KeySet,
-    /// Keys in the set its shards have not counted yet.
-    pub untallied: usize,
     pub graph: &'a LevelGraph,
     /// Memory in use, and the budget.
     pub used: usize,
@@ -520,6 +477,12 @@ pub(super) struct Setup<'a> {
 struct Run<'r> {
     narrow: &'r Narrow,
     seen: PhasedCell<&'r mut KeySet>,
+    /// The key set's shards, for each thread to insert into its own in step 2.
+    shards: Shards,
+    /// Bytes each thread's shards may grow by in step 2.
+    allowance: AtomicUsize,
+    /// A thread could not insert all its keys (see `Local::leftover`).
+    short: AtomicBool,
     dead: &'r DeadCache,
     interrupt: Interrupt<'r>,
     cap: u32,
@@ -549,8 +512,34 @@ const EVENT_MATE: u8 = 1;
 const EVENT_ABORT: u8 = 2;
 /// The level is to be given back (a table or list ran out of room).
 const EVENT_GIVE_BACK: u8 = 4;
-/// A shard of the key set may need to grow before the level's keys go in.
-const EVENT_GROW: u8 = 8;
+
+/// The key set's shards, as step 2 shares them out: thread `t` inserts into the shards whose
+/// number is `t` modulo the thread count, and only into those, so no shard is written by two
+/// threads or read by another while it is written (in that step nobody reads the set
+/// otherwise). A raw pointer, as the set is borrowed whole by the run.
+struct Shards {
+    first: *mut Shard,
+    len: usize,
+}
+
+// SAFETY: see `Shards::owned`: each shard is reached by one thread at a time.
+unsafe impl Sync for Shards {}
+unsafe impl Send for Shards {}
+
+impl Shards {
+    /// Shard `shard`, for `thread` of `threads` to insert into.
+    ///
+    /// # Safety
+    /// Only in step 2, by the thread that owns the shard (`shard % threads == thread`), and
+    /// no other reference to the key set is in use then.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn owned(&self, shard: usize, thread: usize, threads: usize) -> &mut Shard {
+        assert!(shard < self.len && shard % threads == thread);
+        // SAFETY: in bounds (asserted); by the caller's promise this thread alone uses the
+        // shard now.
+        unsafe { &mut *self.first.add(shard) }
+    }
+}
 
 /// Runs the pass's levels from `at` on with `crew` while they are narrow. The calling thread
 /// books each level (`book`); every thread expands and ranks.
@@ -574,13 +563,23 @@ pub(super) fn run(
     let counting = cap > 1;
     let width = at.level.len();
     enter(narrow, at.level, at.counts, counting);
-    *narrow.room.0.get_mut() = Room::of(seen);
+    let shards = Shards {
+        first: seen.shards.as_mut_ptr(),
+        len: seen.shards.len(),
+    };
+    let allowance = book
+        .budget
+        .saturating_sub(seen.bytes() + book.graph.bytes() + fixed_bytes(narrow.threads))
+        / narrow.threads;
     for nodes in &narrow.nodes {
         nodes.0.store(0, Ordering::Relaxed);
     }
     let run = Run {
         narrow,
         seen: PhasedCell::new(seen),
+        shards,
+        allowance: AtomicUsize::new(allowance),
+        short: AtomicBool::new(false),
         dead,
         interrupt,
         cap,
@@ -647,7 +646,6 @@ fn enter(narrow: &mut Narrow, level: &mut LevelPositions, counts: &[u32], counti
     let first = narrow.found[0][0].0.get_mut();
     std::mem::swap(&mut first.positions, level);
     let len = first.positions.len();
-    first.places.extend(0..len as u32);
     if counting {
         first.paths.extend_from_slice(&counts[..len]);
     }
@@ -668,27 +666,25 @@ fn leave(
         .iter_mut()
         .map(|f| &*f.0.get_mut())
         .collect();
-    let mut at = Vec::new();
-    for (thread, list) in found.iter().enumerate() {
-        for (entry, &place) in list.places.iter().enumerate() {
-            if !marks[thread].is_stale(entry) {
-                at.push((place, thread, entry));
-            }
-        }
-    }
-    at.sort_unstable();
+    let at: Vec<(usize, usize)> = narrow
+        .index
+        .0
+        .get_mut()
+        .iter()
+        .map(|&at| (at as usize >> 16, at as usize & 0xffff))
+        .collect();
     let mut level = LevelPositions {
         packed: Vec::with_capacity(at.len()),
         checks: Vec::new(),
         ends: Vec::with_capacity(at.len()),
     };
-    for &(_, thread, entry) in &at {
+    for &(thread, entry) in &at {
         let (packed, checks) = found[thread].positions.get(entry);
         level.push(*packed, checks);
     }
     let counts = if counting {
         at.iter()
-            .map(|&(_, t, e)| {
+            .map(|&(t, e)| {
                 let paths = found[t].paths[e].saturating_add(marks[t].gained(e));
                 paths.min(cap)
             })
@@ -705,34 +701,6 @@ enum Ended {
     Handback(usize),
     Done(LevelOutcome),
     Disk(DiskError),
-}
-
-/// Room in the key set's shards, kept by the calling thread so that a level touches a shard
-/// only to grow it: keys each shard takes before it must grow, and keys inserted not yet
-/// counted in its tally. A thread that claims more than its share of a shard's room on a
-/// level raises `EVENT_GROW`.
-#[derive(Clone, Copy)]
-struct Room {
-    left: [usize; SHARDS],
-    untallied: [usize; SHARDS],
-}
-
-impl Room {
-    fn of(seen: &KeySet) -> Room {
-        let mut room = Room {
-            left: [0; SHARDS],
-            untallied: [0; SHARDS],
-        };
-        for (shard, left) in seen.shards.iter().zip(&mut room.left) {
-            *left = shard.room();
-        }
-        room
-    }
-
-    /// Brings `shard`'s tally up to date.
-    fn tally(&mut self, seen: &mut KeySet, shard: usize) {
-        seen.shards[shard].count_inserted(std::mem::take(&mut self.untallied[shard]));
-    }
 }
 
 /// The calling thread's side: it expands and ranks like the helpers, and books each level
@@ -776,12 +744,6 @@ impl Leader<'_, '_, '_> {
         };
         run.release(LEAVE);
         run.free_claims(0);
-        // SAFETY: the helpers have left the loop (they leave at the barrier just passed).
-        let seen = unsafe { run.seen.get_mut() };
-        let room = unsafe { run.narrow.room.get_mut() };
-        for shard in 0..SHARDS {
-            room.tally(seen, shard);
-        }
         ended
     }
 
@@ -812,8 +774,8 @@ impl Leader<'_, '_, '_> {
         fixed_bytes(narrow.threads) + 2 * lists
     }
 
-    /// At the first barrier: the level's mates, or the room its new positions need (all of
-    /// it read only when a thread raised an event).
+    /// At the first barrier: the level's mates, or why the loop ends here (all of it read
+    /// only when a thread raised an event).
     fn after_expansion(&mut self) -> Option<Ended> {
         let run = self.run;
         let events = run.events.0.swap(0, Ordering::Relaxed);
@@ -852,40 +814,6 @@ impl Leader<'_, '_, '_> {
                 count,
             }));
         }
-        // EVENT_GROW: room in the key set for every claim won (a few more than will be
-        // inserted: copies displaced later were counted too).
-        let room = unsafe { narrow.room.get_mut() };
-        let seen = unsafe { run.seen.get_mut() };
-        let some = locals().fold(0, |some, l| some | l.claimed.some);
-        let claimed = ByShard {
-            counts: [0; SHARDS],
-            some,
-        };
-        let mut allowance = None;
-        for shard in claimed.shards() {
-            let wanted: usize = locals().map(|l| l.claimed.counts[shard] as usize).sum();
-            if wanted <= room.left[shard] {
-                continue;
-            }
-            room.tally(seen, shard);
-            let held = self.book.graph.bytes() + self.held();
-            let allowance = allowance
-                .get_or_insert_with(|| self.book.budget.saturating_sub(seen.bytes() + held));
-            let before = seen.shards[shard].bytes();
-            while seen.shards[shard].reserve(wanted, allowance).is_err() {
-                match (self.book.more_memory)() {
-                    // The usual way copes with a full budget (see `parallel.rs`).
-                    0 => return Some(Ended::Handback(parity)),
-                    extra => {
-                        *self.book.budget += extra;
-                        *allowance += extra;
-                    }
-                }
-                seen.recount();
-            }
-            seen.grew(seen.shards[shard].bytes() - before);
-            room.left[shard] = seen.shards[shard].room();
-        }
         None
     }
 
@@ -899,19 +827,19 @@ impl Leader<'_, '_, '_> {
         let next = parity ^ 1;
         // SAFETY (all the cells below): the helpers wait at the barrier.
         let locals = || narrow.local.iter().map(|l| unsafe { l.get() });
-        let room = unsafe { narrow.room.get_mut() };
-        for local in locals() {
-            for shard in local.inserted.shards() {
-                let inserted = local.inserted.counts[shard] as usize;
-                room.left[shard] -= inserted;
-                room.untallied[shard] += inserted;
+        let seen = unsafe { run.seen.get_mut() };
+        seen.grew(locals().map(|l| l.grown).sum());
+        if run.short.swap(false, Ordering::Relaxed) {
+            let leftover: Vec<u128> = locals().flat_map(|l| l.leftover.iter().copied()).collect();
+            if let Err(ended) = self.insert_leftover(&leftover) {
+                return Ranked::End(ended);
             }
         }
         let lists: Vec<&Found> = narrow.found[next]
             .iter()
             .map(|f| unsafe { f.get() })
             .collect();
-        let width: usize = lists.iter().map(|l| l.places.len()).sum::<usize>()
+        let width: usize = lists.iter().map(|l| l.len()).sum::<usize>()
             - narrow.marks[next]
                 .iter()
                 .map(|m| m.stale_count.load(Ordering::Relaxed))
@@ -932,10 +860,9 @@ impl Leader<'_, '_, '_> {
         let index = unsafe { narrow.index.get_mut() };
         index.clear();
         index.resize(width, 0);
-        for (thread, list) in lists.iter().enumerate() {
-            let marks = &narrow.marks[next][thread];
-            for (entry, (&place, &link)) in list.places.iter().zip(&list.links).enumerate() {
-                if !marks.is_stale(entry) {
+        for (thread, (list, local)) in lists.iter().zip(locals()).enumerate() {
+            for (entry, (&place, &link)) in local.places.iter().zip(&list.links).enumerate() {
+                if place != u32::MAX {
                     first[place as usize] = link;
                     index[place as usize] = (thread as u32) << 16 | entry as u32;
                 }
@@ -968,7 +895,38 @@ impl Leader<'_, '_, '_> {
         }
         run.mask.store(claim_mask(width), Ordering::Relaxed);
         run.next_batch.0.store(0, Ordering::Relaxed);
+        let share = self.book.budget.saturating_sub(used) / narrow.threads;
+        run.allowance.store(share, Ordering::Relaxed);
         Ranked::GoOn(booking)
+    }
+
+    /// Inserts the keys the threads could not insert for want of memory, as the one-thread
+    /// pass would: with more memory if there is any, else with the keys frozen, else
+    /// filling the shards up (see `NextLevel::add`); `Err` when even that fails.
+    fn insert_leftover(&mut self, keys: &[u128]) -> Result<(), Ended> {
+        // SAFETY: the helpers wait at the barrier.
+        let seen = unsafe { self.run.seen.get_mut() };
+        let (mut froze, mut cramming) = (false, false);
+        for &key in keys {
+            loop {
+                let others = self.book.graph.bytes() + self.held();
+                let budget = self.book.budget.saturating_sub(others);
+                if seen.insert(key, budget, cramming).is_ok() {
+                    break;
+                }
+                match (self.book.more_memory)() {
+                    0 if !froze => {
+                        froze = true;
+                        let interrupt = self.run.interrupt;
+                        let _ = seen.freeze(None, &|| interrupt.raised());
+                    }
+                    0 if !cramming => cramming = true,
+                    0 => return Err(Ended::Done(LevelOutcome::Memory)),
+                    extra => *self.book.budget += extra,
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The rest of a level's booking: its edges into the graph, its figures out. Why the loop
@@ -996,13 +954,10 @@ impl Leader<'_, '_, '_> {
                 .map(|n| n.0.load(Ordering::Relaxed))
                 .sum::<u64>();
         let used = seen.bytes() + self.book.graph.bytes() + self.held_estimate();
-        // SAFETY: the calling thread alone writes the room, between barriers.
-        let untallied = unsafe { run.narrow.room.get() }.untallied.iter().sum();
         (self.book.after_level)(LevelDone {
             depth: *self.depth,
             width,
             seen,
-            untallied,
             graph: self.book.graph,
             used,
             budget: *self.book.budget,
@@ -1110,8 +1065,6 @@ impl Run<'_> {
         local.later.clear();
         local.extra.clear();
         local.mates.clear();
-        local.claimed = ByShard::NONE;
-        local.inserted = ByShard::NONE;
         local.abort = None;
         cut_into_batches(
             (0, index.len()),
@@ -1123,15 +1076,12 @@ impl Run<'_> {
             pipeline,
             later,
             mates,
-            claimed,
             taken,
             abort,
             bounds,
             bytes,
             ..
         } = local;
-        // SAFETY: the calling thread writes the room only between barriers.
-        let room = unsafe { narrow.room.get() };
         let claims_limit = (mask + 1) * self.claims_percent / 100 / narrow.threads;
         let mut sink = Sink {
             seen,
@@ -1141,12 +1091,9 @@ impl Run<'_> {
             found,
             marks: &narrow.marks[next],
             later,
-            claimed,
             taken: &mut taken[parity],
             claims_limit,
             events: &self.events.0,
-            room,
-            threads: narrow.threads,
             thread,
             counting,
             parent: u32::MAX,
@@ -1220,43 +1167,41 @@ impl Run<'_> {
         narrow.nodes[thread].0.fetch_add(nodes, Ordering::Relaxed);
     }
 
-    /// Step 2 for `thread`: the places of its live copies in the next level, their keys into
-    /// the key set, its further ways in.
+    /// Step 2 for `thread`: the places of its live copies in the next level, the keys of
+    /// its shards into the key set, its further ways in.
     fn rank(&self, thread: usize) {
         let narrow = self.narrow;
+        let threads = narrow.threads;
         let parity = self.parity.load(Ordering::Relaxed);
         let next = parity ^ 1;
         let mask = self.mask.load(Ordering::Relaxed);
         let counting = self.cap > 1;
-        // SAFETY: this thread's list of the next level and its own state are its own; the
-        // other lists of the next level and the claims are only read in this phase; the key
-        // set takes insertions through atomics (room was made at the barrier); marks are
-        // atomics.
-        let mine = unsafe { narrow.found[next][thread].get_mut() };
-        let others: Vec<(usize, &Found)> = (0..narrow.threads)
-            .filter(|&t| t != thread)
-            .map(|t| (t, unsafe { narrow.found[next][t].get() }))
+        // SAFETY: the lists of the next level and the claims are only read in this phase
+        // (marks are atomics); the thread's own state is its own; the key set is written only
+        // through `Shards::owned` (nobody reads it in this phase).
+        let lists: Vec<&Found> = narrow.found[next]
+            .iter()
+            .map(|f| unsafe { f.get() })
             .collect();
         let marks = &narrow.marks[next];
-        let seen: &KeySet = unsafe { self.seen.get() };
         let local = unsafe { narrow.local[thread].get_mut() };
-        // The keys' slots, loaded before they are taken (each taking waits for its line).
-        for &key in &mine.keys {
-            seen.prefetch(key);
-        }
+        let mine = lists[thread];
         // A walk along each other list: how many of its live copies come before the order
         // reached in this one.
-        let mut cursors: Vec<(usize, usize)> = vec![(0, 0); others.len()];
+        let mut cursors: Vec<(usize, usize)> = vec![(0, 0); threads];
         let mut live_here = 0;
-        mine.places.clear();
-        for entry in 0..mine.len() {
+        local.places.clear();
+        for (entry, &order) in mine.orders.iter().enumerate() {
             if marks[thread].is_stale(entry) {
-                mine.places.push(u32::MAX);
+                local.places.push(u32::MAX);
                 continue;
             }
-            let order = mine.orders[entry];
             let mut place = live_here;
-            for (&(other, list), cursor) in others.iter().zip(&mut cursors) {
+            for (other, cursor) in cursors.iter_mut().enumerate() {
+                if other == thread {
+                    continue;
+                }
+                let list = lists[other];
                 while cursor.0 < list.len() && list.orders[cursor.0] < order {
                     if !marks[other].is_stale(cursor.0) {
                         cursor.1 += 1;
@@ -1266,27 +1211,43 @@ impl Run<'_> {
                 place += cursor.1;
             }
             live_here += 1;
-            mine.places.push(place as u32);
-            let key = mine.keys[entry];
-            let shard = keyset::shard_of(key);
-            if seen.shards[shard].insert_shared(key) {
-                local.inserted.add(shard);
+            local.places.push(place as u32);
+        }
+        // The keys of this thread's shards, from every list: their slots loaded first (the
+        // insertions then find them in the cache), then inserted, growing a shard when full.
+        let owned = |key: u128| keyset::shard_of(key) % threads == thread;
+        let live_keys = || {
+            lists.iter().enumerate().flat_map(move |(t, list)| {
+                list.keys
+                    .iter()
+                    .enumerate()
+                    .filter(move |&(e, &key)| owned(key) && !marks[t].is_stale(e))
+                    .map(|(_, &key)| key)
+            })
+        };
+        for key in live_keys() {
+            // SAFETY: one of this thread's shards, in step 2.
+            unsafe { self.shards.owned(keyset::shard_of(key), thread, threads) }.prefetch(key);
+        }
+        let mut allowance = self.allowance.load(Ordering::Relaxed);
+        let start = allowance;
+        local.leftover.clear();
+        for key in live_keys() {
+            // SAFETY: as above.
+            let shard = unsafe { self.shards.owned(keyset::shard_of(key), thread, threads) };
+            if shard.insert(key, &mut allowance, false).is_err() {
+                local.leftover.push(key);
             }
+        }
+        local.grown = start - allowance;
+        if !local.leftover.is_empty() {
+            self.short.store(true, Ordering::Relaxed);
         }
         if !counting {
             return;
         }
         // Further ways in: copies that lost their key, and this thread's stale copies.
         let claims = &narrow.claims[parity];
-        let lists: Vec<&Found> = (0..narrow.threads)
-            .map(|t| {
-                if t == thread {
-                    &*mine
-                } else {
-                    unsafe { narrow.found[next][t].get() }
-                }
-            })
-            .collect();
         let place_of = |key: u128| -> (usize, usize, usize) {
             let (order, holder, entry) = claim_parts(claims.lookup(key, mask));
             let mut place = marks[holder].live_before(entry);
@@ -1328,12 +1289,9 @@ struct Sink<'s> {
     /// The next level's marks, every thread's.
     marks: &'s [Marks],
     later: &'s mut Vec<Later>,
-    claimed: &'s mut ByShard,
     taken: &'s mut Vec<u32>,
     claims_limit: usize,
     events: &'s AtomicU8,
-    room: &'s Room,
-    threads: usize,
     thread: usize,
     counting: bool,
     /// The parent whose children are coming in, and how many of them have been numbered.
@@ -1417,13 +1375,6 @@ impl ChildSink for Sink<'_> {
                 if displaced != 0 {
                     let (_, holder, their) = claim_parts(displaced);
                     self.marks[holder].mark_stale(their);
-                }
-                let shard = keyset::shard_of(child.key);
-                self.claimed.add(shard);
-                // More than this thread's share of the shard's room: the calling thread
-                // looks at it at the barrier.
-                if self.claimed.counts[shard] as usize * self.threads > self.room.left[shard] {
-                    self.raise(EVENT_GROW);
                 }
                 let found = &mut *self.found;
                 found.positions.push(child.pos.pack(), child.checks);
