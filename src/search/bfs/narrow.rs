@@ -831,8 +831,8 @@ impl Leader<'_, '_, '_> {
         seen.grew(locals().map(|l| l.grown).sum());
         if run.short.swap(false, Ordering::Relaxed) {
             let leftover: Vec<u128> = locals().flat_map(|l| l.leftover.iter().copied()).collect();
-            if let Err(ended) = self.insert_leftover(&leftover) {
-                return Ranked::End(ended);
+            if !self.insert_leftover(&leftover) {
+                return Ranked::End(Ended::Done(LevelOutcome::Memory));
             }
         }
         let lists: Vec<&Found> = narrow.found[next]
@@ -902,8 +902,8 @@ impl Leader<'_, '_, '_> {
 
     /// Inserts the keys the threads could not insert for want of memory, as the one-thread
     /// pass would: with more memory if there is any, else with the keys frozen, else
-    /// filling the shards up (see `NextLevel::add`); `Err` when even that fails.
-    fn insert_leftover(&mut self, keys: &[u128]) -> Result<(), Ended> {
+    /// filling the shards up (see `NextLevel::add`); false when even that fails.
+    fn insert_leftover(&mut self, keys: &[u128]) -> bool {
         // SAFETY: the helpers wait at the barrier.
         let seen = unsafe { self.run.seen.get_mut() };
         let (mut froze, mut cramming) = (false, false);
@@ -921,12 +921,12 @@ impl Leader<'_, '_, '_> {
                         let _ = seen.freeze(None, &|| interrupt.raised());
                     }
                     0 if !cramming => cramming = true,
-                    0 => return Err(Ended::Done(LevelOutcome::Memory)),
+                    0 => return false,
                     extra => *self.book.budget += extra,
                 }
             }
         }
-        Ok(())
+        true
     }
 
     /// The rest of a level's booking: its edges into the graph, its figures out. Why the loop
