@@ -59,7 +59,7 @@ pub(crate) const NARROW_CLAIMS_PERCENT: usize = 60;
 /// Memory of the loop's tables for `threads` threads, besides its lists: two claims tables
 /// and the marks on the lists.
 pub(super) fn fixed_bytes(threads: usize) -> usize {
-    2 * CLAIM_SLOTS * 16 + 2 * threads * THREAD_ENTRIES * 5
+    2 * CLAIM_SLOTS * 16 + 2 * threads * THREAD_ENTRIES * 8
 }
 
 /// A value the loop's threads take turns with: between two barriers, either one thread writes
@@ -135,45 +135,52 @@ impl Found {
 }
 
 /// What other threads write into one thread's list: the copies they displaced (see
-/// [`Claims`]) and the further ways into its positions they found.
+/// [`Claims`]) and the further ways into its positions they found; a word an entry (the top
+/// bit: stale; the low 32 bits: ways in gained, which never reach the top). The table is
+/// mapped, not written, when made: a pass touches only the pages its lists reach.
 struct Marks {
-    stale: Vec<AtomicBool>,
+    words: ZeroedTable<u64>,
     stale_count: AtomicUsize,
-    gained: Vec<AtomicU32>,
     gained_count: AtomicUsize,
 }
 
+const STALE: u64 = 1 << 63;
+
 impl Marks {
-    fn new() -> Marks {
-        Marks {
-            stale: (0..THREAD_ENTRIES)
-                .map(|_| AtomicBool::new(false))
-                .collect(),
+    fn new() -> Option<Marks> {
+        Some(Marks {
+            words: ZeroedTable::new(THREAD_ENTRIES)?,
             stale_count: AtomicUsize::new(0),
-            gained: (0..THREAD_ENTRIES).map(|_| AtomicU32::new(0)).collect(),
             gained_count: AtomicUsize::new(0),
-        }
+        })
     }
 
     #[inline]
+    fn word(&self, entry: usize) -> &AtomicU64 {
+        &self.words.as_atomic()[entry]
+    }
+
+    /// (The count first: most lists have no stale copy, and their words stay unread.)
+    #[inline]
     fn is_stale(&self, entry: usize) -> bool {
-        self.stale[entry].load(Ordering::Relaxed)
+        self.any_stale() && self.word(entry).load(Ordering::Relaxed) & STALE != 0
     }
 
     fn mark_stale(&self, entry: usize) {
-        self.stale[entry].store(true, Ordering::Relaxed);
+        self.word(entry).fetch_or(STALE, Ordering::Relaxed);
         self.stale_count.fetch_add(1, Ordering::Relaxed);
     }
 
     fn gain(&self, entry: usize, paths: u32) {
-        self.gained[entry].fetch_add(paths, Ordering::Relaxed);
+        self.word(entry)
+            .fetch_add(u64::from(paths), Ordering::Relaxed);
         self.gained_count.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Ways into copy `entry` besides its own, not capped.
     #[inline]
     fn gained(&self, entry: usize) -> u32 {
-        self.gained[entry].load(Ordering::Relaxed)
+        self.word(entry).load(Ordering::Relaxed) as u32
     }
 
     fn any_stale(&self) -> bool {
@@ -182,16 +189,11 @@ impl Marks {
 
     /// Clears the marks of the first `entries` entries (all that can be marked).
     fn reset(&self, entries: usize) {
-        if self.any_stale() {
-            for mark in &self.stale[..entries] {
-                mark.store(false, Ordering::Relaxed);
+        if self.any_stale() || self.gained_count.load(Ordering::Relaxed) > 0 {
+            for word in &self.words.as_atomic()[..entries] {
+                word.store(0, Ordering::Relaxed);
             }
             self.stale_count.store(0, Ordering::Relaxed);
-        }
-        if self.gained_count.load(Ordering::Relaxed) > 0 {
-            for gained in &self.gained[..entries] {
-                gained.store(0, Ordering::Relaxed);
-            }
             self.gained_count.store(0, Ordering::Relaxed);
         }
     }
@@ -201,11 +203,7 @@ impl Marks {
         if !self.any_stale() {
             return entries;
         }
-        entries
-            - self.stale[..entries]
-                .iter()
-                .filter(|m| m.load(Ordering::Relaxed))
-                .count()
+        entries - (0..entries).filter(|&e| self.is_stale(e)).count()
     }
 }
 
@@ -349,6 +347,8 @@ struct Local {
     places: Vec<u32>,
     /// Bytes its shards of the key set grew by on this level.
     grown: usize,
+    /// Keys of its shards to insert on this level.
+    owned_keys: Vec<u128>,
     /// Keys of its shards it could not insert for want of memory.
     leftover: Vec<u128>,
     /// Slots taken in each claims table, to free once it is done with.
@@ -368,6 +368,7 @@ impl Local {
             mates: Vec::new(),
             places: Vec::new(),
             grown: 0,
+            owned_keys: Vec::new(),
             leftover: Vec::new(),
             taken: [Vec::new(), Vec::new()],
             abort: None,
@@ -402,11 +403,15 @@ impl Narrow {
                 .map(|_| PhasedCell::new(Found::default()))
                 .collect()
         };
-        let marks = || (0..threads).map(|_| Marks::new()).collect();
+        let marks = || {
+            (0..threads)
+                .map(|_| Marks::new())
+                .collect::<Option<Vec<_>>>()
+        };
         Some(Narrow {
             threads,
             found: [lists(), lists()],
-            marks: [marks(), marks()],
+            marks: [marks()?, marks()?],
             claims: [Claims::new()?, Claims::new()?],
             local: (0..threads)
                 .map(|_| PhasedCell::new(Local::new()))
@@ -1213,26 +1218,24 @@ impl Run<'_> {
             live_here += 1;
             local.places.push(place as u32);
         }
-        // The keys of this thread's shards, from every list: their slots loaded first (the
-        // insertions then find them in the cache), then inserted, growing a shard when full.
-        let owned = |key: u128| keyset::shard_of(key) % threads == thread;
-        let live_keys = || {
-            lists.iter().enumerate().flat_map(move |(t, list)| {
-                list.keys
-                    .iter()
-                    .enumerate()
-                    .filter(move |&(e, &key)| owned(key) && !marks[t].is_stale(e))
-                    .map(|(_, &key)| key)
-            })
-        };
-        for key in live_keys() {
-            // SAFETY: one of this thread's shards, in step 2.
-            unsafe { self.shards.owned(keyset::shard_of(key), thread, threads) }.prefetch(key);
+        // The keys of this thread's shards, from every list: their slots loaded as they are
+        // gathered (the insertions then find them in the cache), then inserted, growing a
+        // shard when full.
+        local.owned_keys.clear();
+        for (t, list) in lists.iter().enumerate() {
+            for (entry, &key) in list.keys.iter().enumerate() {
+                let shard = keyset::shard_of(key);
+                if shard % threads == thread && !marks[t].is_stale(entry) {
+                    // SAFETY: one of this thread's shards, in step 2.
+                    unsafe { self.shards.owned(shard, thread, threads) }.prefetch(key);
+                    local.owned_keys.push(key);
+                }
+            }
         }
         let mut allowance = self.allowance.load(Ordering::Relaxed);
         let start = allowance;
         local.leftover.clear();
-        for key in live_keys() {
+        for &key in &local.owned_keys {
             // SAFETY: as above.
             let shard = unsafe { self.shards.owned(keyset::shard_of(key), thread, threads) };
             if shard.insert(key, &mut allowance, false).is_err() {
