@@ -631,6 +631,7 @@ impl NarrowLoop {
                 cap,
                 batch: limits.parallel_batch_positions,
                 claims_percent: limits.narrow_claims_percent,
+                wide: limits.narrow_below.saturating_mul(2),
             },
             at,
             book,

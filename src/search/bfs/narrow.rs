@@ -197,14 +197,6 @@ impl Marks {
             self.gained_count.store(0, Ordering::Relaxed);
         }
     }
-
-    /// Live copies among the first `entries`.
-    fn live_before(&self, entries: usize) -> usize {
-        if !self.any_stale() {
-            return entries;
-        }
-        entries - (0..entries).filter(|&e| self.is_stale(e)).count()
-    }
 }
 
 /// The keys of new positions of one level, shared by all the threads: open addressing, two
@@ -347,6 +339,8 @@ struct Local {
     places: Vec<u32>,
     /// Bytes its shards of the key set grew by on this level.
     grown: usize,
+    /// Live copies before each entry of each list (step 2, for lists with stale copies).
+    live_before: Vec<Vec<u32>>,
     /// Keys of its shards to insert on this level.
     owned_keys: Vec<u128>,
     /// Keys of its shards it could not insert for want of memory.
@@ -368,6 +362,7 @@ impl Local {
             mates: Vec::new(),
             places: Vec::new(),
             grown: 0,
+            live_before: Vec::new(),
             owned_keys: Vec::new(),
             leftover: Vec::new(),
             taken: [Vec::new(), Vec::new()],
@@ -476,6 +471,8 @@ pub(super) struct Setup<'a> {
     pub batch: Option<usize>,
     /// See [`NARROW_CLAIMS_PERCENT`].
     pub claims_percent: usize,
+    /// The loop ends before a level this wide.
+    pub wide: usize,
 }
 
 /// What a run shares between its threads.
@@ -493,6 +490,7 @@ struct Run<'r> {
     cap: u32,
     batch: Option<usize>,
     claims_percent: usize,
+    wide: usize,
     arrived: Line<AtomicUsize>,
     generation: Line<AtomicU32>,
     next_batch: Line<AtomicUsize>,
@@ -562,6 +560,7 @@ pub(super) fn run(
         cap,
         batch,
         claims_percent,
+        wide,
     } = setup;
     let helpers = narrow.threads - 1;
     debug_assert!(helpers <= crew.helpers());
@@ -590,6 +589,7 @@ pub(super) fn run(
         cap,
         batch,
         claims_percent,
+        wide,
         arrived: Line::default(),
         generation: Line::default(),
         next_batch: Line::default(),
@@ -894,7 +894,7 @@ impl Leader<'_, '_, '_> {
         self.held_at_barrier = self.held();
         let used = seen.bytes() + graph + booking.extra.len() * (super::LINK_BYTES + 4);
         let used = used + self.held_at_barrier;
-        if width >= NARROW_BELOW || used > *self.book.budget || (self.book.too_deep)(*self.depth) {
+        if width >= run.wide || used > *self.book.budget || (self.book.too_deep)(*self.depth) {
             // Booked now: the loop ends at this barrier.
             return Ranked::End(self.book_level(booking).unwrap_or(Ended::Handback(next)));
         }
@@ -1251,18 +1251,41 @@ impl Run<'_> {
         }
         // Further ways in: copies that lost their key, and this thread's stale copies.
         let claims = &narrow.claims[parity];
+        // Live copies before each entry, for the lists that have stale ones (counted once, not
+        // at every look-up: a wide level has many stale copies and many further ways in).
+        let Local {
+            later,
+            extra,
+            live_before,
+            ..
+        } = local;
+        live_before.resize_with(threads, Vec::new);
+        for ((list, marks), counts) in lists.iter().zip(marks).zip(live_before.iter_mut()) {
+            counts.clear();
+            if marks.any_stale() {
+                let mut live = 0;
+                counts.push(0);
+                for entry in 0..list.len() {
+                    live += u32::from(!marks.is_stale(entry));
+                    counts.push(live);
+                }
+            }
+        }
+        let live_before = &*live_before;
+        let live = |list: usize, entries: usize| match live_before[list].get(entries) {
+            Some(&live) => live as usize,
+            None => entries,
+        };
         let place_of = |key: u128| -> (usize, usize, usize) {
             let (order, holder, entry) = claim_parts(claims.lookup(key, mask));
-            let mut place = marks[holder].live_before(entry);
+            let mut place = live(holder, entry);
             for (other, list) in lists.iter().enumerate() {
                 if other != holder {
-                    let below = list.orders.partition_point(|&o| o < order);
-                    place += marks[other].live_before(below);
+                    place += live(other, list.orders.partition_point(|&o| o < order));
                 }
             }
             (place, holder, entry)
         };
-        let Local { later, extra, .. } = local;
         let mut stale_here = Vec::new();
         if marks[thread].any_stale() {
             for entry in (0..mine.len()).filter(|&e| marks[thread].is_stale(e)) {
