@@ -474,6 +474,7 @@ impl<'s, 'p> Run<'s, 'p> {
             parallel_batch_positions: self.limits.parallel_batch_positions,
             narrow_below: self.limits.narrow_below.unwrap_or(bfs::NARROW_BELOW),
             narrow_claims_percent: bfs::NARROW_CLAIMS_PERCENT,
+            narrow_key_allowance: usize::MAX,
             disk: self.limits.disk.clone(),
         };
         let tt = &mut solver.tt;

@@ -126,6 +126,9 @@ pub(crate) struct BfsLimits<'a> {
     /// The narrow loop gives a level back once its claims fill this share of their table
     /// (per cent; tests set a few to make it give levels back).
     pub narrow_claims_percent: usize,
+    /// The most bytes a thread's key-set shards may grow by on a narrow level (tests set 0 to
+    /// send every growth through the calling thread).
+    pub narrow_key_allowance: usize,
     /// Where the links go once memory runs short.
     pub disk: DiskBudget,
 }
@@ -632,6 +635,7 @@ impl NarrowLoop {
                 batch: limits.parallel_batch_positions,
                 claims_percent: limits.narrow_claims_percent,
                 wide: limits.narrow_below.saturating_mul(2),
+                key_allowance: limits.narrow_key_allowance,
             },
             at,
             book,

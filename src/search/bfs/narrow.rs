@@ -477,6 +477,9 @@ pub(super) struct Setup<'a> {
     pub claims_percent: usize,
     /// The loop ends before a level this wide.
     pub wide: usize,
+    /// The most bytes a thread's shards may grow by on a level (tests set 0, so that every
+    /// growth falls to the calling thread; see `Local::leftover`).
+    pub key_allowance: usize,
 }
 
 /// What a run shares between its threads.
@@ -495,6 +498,7 @@ struct Run<'r> {
     batch: Option<usize>,
     claims_percent: usize,
     wide: usize,
+    key_allowance: usize,
     arrived: Line<AtomicUsize>,
     generation: Line<AtomicU32>,
     next_batch: Line<AtomicUsize>,
@@ -509,6 +513,10 @@ struct Run<'r> {
     /// A thread panicked: the others leave their barrier.
     quit: AtomicBool,
 }
+
+/// Times the calling thread inserted keys the threads could not (for a test).
+#[cfg(test)]
+static LEFTOVERS: AtomicUsize = AtomicUsize::new(0);
 
 const GO_ON: u8 = 0;
 const LEAVE: u8 = 1;
@@ -565,6 +573,7 @@ pub(super) fn run(
         batch,
         claims_percent,
         wide,
+        key_allowance,
     } = setup;
     let helpers = narrow.threads - 1;
     debug_assert!(helpers <= crew.helpers());
@@ -575,10 +584,11 @@ pub(super) fn run(
         first: seen.shards.as_mut_ptr(),
         len: seen.shards.len(),
     };
-    let allowance = book
+    let allowance = (book
         .budget
         .saturating_sub(seen.bytes() + book.graph.bytes() + fixed_bytes(narrow.threads))
-        / narrow.threads;
+        / narrow.threads)
+        .min(key_allowance);
     for nodes in &narrow.nodes {
         nodes.0.store(0, Ordering::Relaxed);
     }
@@ -594,6 +604,7 @@ pub(super) fn run(
         batch,
         claims_percent,
         wide,
+        key_allowance,
         arrived: Line::default(),
         generation: Line::default(),
         next_batch: Line::default(),
@@ -905,7 +916,7 @@ impl Leader<'_, '_, '_> {
         }
         run.mask.store(claim_mask(width, before), Ordering::Relaxed);
         run.next_batch.0.store(0, Ordering::Relaxed);
-        let share = self.book.budget.saturating_sub(used) / narrow.threads;
+        let share = (self.book.budget.saturating_sub(used) / narrow.threads).min(run.key_allowance);
         run.allowance.store(share, Ordering::Relaxed);
         Ranked::GoOn(booking)
     }
@@ -916,6 +927,8 @@ impl Leader<'_, '_, '_> {
     fn insert_leftover(&mut self, keys: &[u128]) -> bool {
         // SAFETY: the helpers wait at the barrier.
         let seen = unsafe { self.run.seen.get_mut() };
+        #[cfg(test)]
+        LEFTOVERS.fetch_add(1, Ordering::Relaxed);
         let (mut froze, mut cramming) = (false, false);
         for &key in keys {
             loop {
@@ -1436,6 +1449,9 @@ mod tests {
         below: usize,
         claims_percent: usize,
         batch: Option<usize>,
+        /// No memory for the threads to grow their shards with: the calling thread inserts
+        /// the keys that need it.
+        tight: bool,
     }
 
     /// A whole pass from `sfen` (for mates of at most `max_plies`): the figures of every level
@@ -1471,6 +1487,7 @@ mod tests {
             parallel_batch_positions: setting.batch,
             narrow_below: setting.below,
             narrow_claims_percent: setting.claims_percent,
+            narrow_key_allowance: if setting.tight { 0 } else { usize::MAX },
             disk: DiskBudget::default(),
         };
         let mut nodes = 0;
@@ -1494,8 +1511,9 @@ mod tests {
     /// With every level from the first in the loop, at two and three threads, the pass has
     /// one thread's levels and outcome: the same positions and keys on every level, the same
     /// lines in the same order, the same count; also with levels given back all the time
-    /// (a claims table that is "full" at a few per cent), with batches of one position, and
-    /// with a pass cut short at a depth.
+    /// (a claims table that is "full" at a few per cent), with batches of one position, with
+    /// too little memory for the threads to insert their keys, and with a pass cut short at a
+    /// depth.
     #[test]
     fn the_narrow_loop_gives_one_threads_levels_and_lines() {
         let problems = [
@@ -1511,16 +1529,25 @@ mod tests {
                 below: usize::MAX,
                 claims_percent: NARROW_CLAIMS_PERCENT,
                 batch: None,
+                tight: false,
             },
             Setting {
                 below: usize::MAX,
                 claims_percent: NARROW_CLAIMS_PERCENT,
                 batch: Some(1),
+                tight: false,
             },
             Setting {
                 below: usize::MAX,
                 claims_percent: 2,
                 batch: Some(3),
+                tight: false,
+            },
+            Setting {
+                below: usize::MAX,
+                claims_percent: NARROW_CLAIMS_PERCENT,
+                batch: None,
+                tight: true,
             },
         ];
         // The first also cut short: the loop stops at the depth the pass may not pass.
@@ -1548,5 +1575,7 @@ mod tests {
                 }
             }
         }
+        // The tight budget had the threads leave keys to the calling thread.
+        assert!(super::LEFTOVERS.load(std::sync::atomic::Ordering::Relaxed) > 0);
     }
 }
