@@ -1,7 +1,8 @@
 //! Threads change nothing but speed: every problem up to 120 plies and every no-mate position
 //! gives the same length, the same solution count and the same counted lines at 1, 2 and 4
-//! threads, with every breadth-first level sent through the threaded expansion in small slices
-//! and helper threads sharing every deepening iteration; the breadth-first pass gives the same
+//! threads, with every breadth-first level sent through the narrow loop or (narrow loop off)
+//! through the per-level threaded expansion in small slices, and helper threads sharing every
+//! deepening iteration; the breadth-first pass gives the same
 //! line too (in deepening, a helper may find another line of the same length first). One
 //! problem solved 20 times at 4 threads gives the same answer each time.
 
@@ -14,11 +15,12 @@ use std::sync::atomic::AtomicBool;
 
 /// Every level through the threaded code, cut into slices of `slice` positions so that slices
 /// meet keys found by earlier ones, and each slice into batches of two positions so that the
-/// threads' batches interleave and the owners must take them back in order.
+/// threads' batches interleave and the owners must take them back in order. Levels narrower
+/// than `narrow_below` run in the narrow loop (0: none; `None`: the default).
 fn solve(
     solver: &mut Solver,
     sfen: &str,
-    threads: usize,
+    (threads, narrow_below): (usize, Option<usize>),
     strategy: Strategy,
     slice: usize,
 ) -> SearchResult {
@@ -29,6 +31,7 @@ fn solve(
         parallel_from_positions: Some(1),
         parallel_slice_positions: Some(slice),
         parallel_batch_positions: Some(2),
+        narrow_below,
         helpers_from_nodes: Some(0),
         solution_limit: 3,
         ..Default::default()
@@ -59,7 +62,7 @@ fn answer(r: &SearchResult, with_line: bool) -> (Outcome, Counted) {
     )
 }
 
-fn check_all(strategy: Strategy) {
+fn check_all(strategy: Strategy, narrow_below: Option<usize>) {
     // A small table: problems that outgrow it in breadth-first fall back to deepening, as in
     // the engine.
     let mut solvers: Vec<(usize, Solver)> = [1, 2, 4]
@@ -78,7 +81,10 @@ fn check_all(strategy: Strategy) {
             .map(|(t, solver)| {
                 solver.clear();
                 let with_line = strategy == Strategy::BreadthFirst;
-                answer(&solve(solver, &sfen, *t, strategy, 7), with_line)
+                answer(
+                    &solve(solver, &sfen, (*t, narrow_below), strategy, 7),
+                    with_line,
+                )
             })
             .collect();
         match (&answers[0].0, plies) {
@@ -98,17 +104,23 @@ fn check_all(strategy: Strategy) {
 
 #[test]
 fn breadth_first_gives_the_same_answers_at_1_2_and_4_threads() {
-    kyozume::search::with_search_stack(|| check_all(Strategy::BreadthFirst));
+    kyozume::search::with_search_stack(|| check_all(Strategy::BreadthFirst, None));
+}
+
+/// The same with the narrow loop off: every level through the per-level threaded expansion.
+#[test]
+fn breadth_first_level_by_level_gives_the_same_answers_at_1_2_and_4_threads() {
+    kyozume::search::with_search_stack(|| check_all(Strategy::BreadthFirst, Some(0)));
 }
 
 #[test]
 fn the_default_strategy_gives_the_same_answers_at_1_2_and_4_threads() {
-    kyozume::search::with_search_stack(|| check_all(Strategy::Auto));
+    kyozume::search::with_search_stack(|| check_all(Strategy::Auto, None));
 }
 
 #[test]
 fn deepening_gives_the_same_answers_at_1_2_and_4_threads() {
-    kyozume::search::with_search_stack(|| check_all(Strategy::Deepening));
+    kyozume::search::with_search_stack(|| check_all(Strategy::Deepening, None));
 }
 
 #[test]
@@ -122,7 +134,7 @@ fn twenty_runs_at_4_threads_agree() {
         for _ in 0..20 {
             let mut solver = Solver::new(32).unwrap();
             let a = answer(
-                &solve(&mut solver, &p.sfen, 4, Strategy::BreadthFirst, 64),
+                &solve(&mut solver, &p.sfen, (4, None), Strategy::BreadthFirst, 64),
                 true,
             );
             match &first {
@@ -148,7 +160,7 @@ fn counts_survive_the_insertion_running_out_of_memory() {
         .into_iter()
         .filter(|p| !p.solutions.is_empty() && p.plies <= 60)
     {
-        let r = solve(&mut solver, &p.sfen, 2, Strategy::BreadthFirst, 7);
+        let r = solve(&mut solver, &p.sfen, (2, None), Strategy::BreadthFirst, 7);
         let count = r.solutions.as_ref().map_or(0, |s| s.count);
         match p.solutions.as_str() {
             "1" => assert_eq!(count, 1, "{}", p.name),
