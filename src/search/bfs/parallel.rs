@@ -213,6 +213,12 @@ pub(super) fn expand_level(
         crew,
         bounds,
     } = workers;
+    // A narrow level's shares are fewer nodes than a poll's interval, and each share counts
+    // from nothing: the interrupt is polled here too, once a level (a stop on 寿限無 19447
+    // went unanswered for its whole second).
+    if let Some(abort) = level.interrupt.check(Instant::now()) {
+        return LevelOutcome::Aborted(abort);
+    }
     *levels += 1;
     let stamp = *levels;
     let owners = pool.current_num_threads().max(1);
