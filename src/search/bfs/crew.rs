@@ -357,6 +357,49 @@ mod tests {
     }
 
     #[test]
+    fn beside_runs_the_parts_at_once_with_the_callers_own() {
+        // The caller's part and each helper's part wait for all the others: they must run at
+        // the same time, each on a thread of its own. Between rounds the helpers go back to
+        // the pool (a sleep longer than their idle time) and must be called back.
+        for threads in [2, 3] {
+            let pool = pool(threads);
+            let shared = Shared::default();
+            pool.in_place_scope(|scope| {
+                let mut crew = Crew::new(scope, &shared, threads - 1);
+                for round in 0..6 {
+                    let arrived = AtomicU32::new(0);
+                    // The caller nudges while it waits (a helper may have left just as the
+                    // job came), the helpers do not.
+                    let meet = |nudge: Option<&dyn Fn()>| {
+                        arrived.fetch_add(1, Ordering::AcqRel);
+                        let start = Instant::now();
+                        while arrived.load(Ordering::Acquire) < threads as u32 {
+                            if let Some(nudge) = nudge {
+                                nudge();
+                            }
+                            assert!(
+                                start.elapsed() < Duration::from_secs(10),
+                                "{threads} threads, round {round}: a part never came"
+                            );
+                            std::hint::spin_loop();
+                        }
+                    };
+                    let mut own_ran = false;
+                    crew.beside(threads - 1, &|_| meet(None), &mut |nudge| {
+                        meet(Some(nudge));
+                        own_ran = true;
+                    });
+                    assert!(own_ran);
+                    assert_eq!(arrived.load(Ordering::Relaxed), threads as u32);
+                    if round % 2 == 1 {
+                        std::thread::sleep(IDLE * 3);
+                    }
+                }
+            });
+        }
+    }
+
+    #[test]
     fn a_part_that_panics_is_raised_after_the_others_end() {
         // Without helpers the caller runs every part, the panicking one included; with one,
         // either may. The crew runs on its own thread so that a hang fails the test.
