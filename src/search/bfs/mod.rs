@@ -339,6 +339,7 @@ fn search(
                     graph,
                     budget: &mut budget,
                     more_memory,
+                    disk: &limits.disk,
                     nodes,
                     after_level: &mut after_level,
                     too_deep: &|depth| 2 * depth + 1 > limits.max_plies,
@@ -598,7 +599,7 @@ impl NarrowLoop {
             return false;
         }
         width >= limits.parallel_from_positions
-            && width < limits.narrow_below
+            && width < limits.narrow_below.min(narrow::MAX_FIRST_WIDTH)
             && graph.file.is_none()
     }
 

@@ -43,6 +43,8 @@ use std::time::Instant;
 pub(crate) const NARROW_BELOW: usize = 4096;
 /// The most copies one thread may keep on a level (a claim numbers them in 16 bits).
 const THREAD_ENTRIES: usize = 1 << 16;
+/// The widest level the loop can start from (it goes into one thread's list).
+pub(super) const MAX_FIRST_WIDTH: usize = THREAD_ENTRIES;
 /// Where a copy's order sits in a claim, above its thread (8 bits) and entry (16 bits).
 const CLAIM_ORDER_SHIFT: u32 = 24;
 /// A copy's order: its parent's place in the level, then its number among that parent's
@@ -440,6 +442,8 @@ pub(super) struct Book<'a> {
     pub graph: &'a mut LevelGraph,
     pub budget: &'a mut usize,
     pub more_memory: &'a mut dyn FnMut() -> usize,
+    /// Where links may go when memory runs short.
+    pub disk: &'a super::DiskBudget,
     pub nodes: &'a mut u64,
     /// Called after each level made here.
     pub after_level: &'a mut dyn FnMut(LevelDone),
@@ -540,7 +544,9 @@ struct Shards {
     len: usize,
 }
 
-// SAFETY: see `Shards::owned`: each shard is reached by one thread at a time.
+// SAFETY: see `Shards::owned`: each shard is reached by one thread at a time. (The shards
+// live in the set's vector, whose buffer a borrow of the set does not cover: the calling
+// thread's borrows of the whole set between the steps leave this pointer valid.)
 unsafe impl Sync for Shards {}
 unsafe impl Send for Shards {}
 
@@ -854,8 +860,8 @@ impl Leader<'_, '_, '_> {
         seen.grew(locals().map(|l| l.grown).sum());
         if run.short.swap(false, Ordering::Relaxed) {
             let leftover: Vec<u128> = locals().flat_map(|l| l.leftover.iter().copied()).collect();
-            if !self.insert_leftover(&leftover) {
-                return Ranked::End(Ended::Done(LevelOutcome::Memory));
+            if let Some(ended) = self.insert_leftover(&leftover) {
+                return Ranked::End(ended);
             }
         }
         let lists: Vec<&Found> = narrow.found[next]
@@ -925,9 +931,10 @@ impl Leader<'_, '_, '_> {
     }
 
     /// Inserts the keys the threads could not insert for want of memory, as the one-thread
-    /// pass would: with more memory if there is any, else with the keys frozen, else
-    /// filling the shards up (see `NextLevel::add`); false when even that fails.
-    fn insert_leftover(&mut self, keys: &[u128]) -> bool {
+    /// pass would: with more room if there is any (the caller's memory, then links moved to
+    /// disk), else with the keys frozen, else filling the shards up (see `NextLevel::add`);
+    /// why the pass must end when even that fails.
+    fn insert_leftover(&mut self, keys: &[u128]) -> Option<Ended> {
         // SAFETY: the helpers wait at the barrier.
         let seen = unsafe { self.run.seen.get_mut() };
         #[cfg(test)]
@@ -940,19 +947,23 @@ impl Leader<'_, '_, '_> {
                 if seen.insert(key, budget, cramming).is_ok() {
                     break;
                 }
-                match (self.book.more_memory)() {
-                    0 if !froze => {
+                let room = super::more_room(self.book.more_memory, self.book.graph, self.book.disk);
+                match room {
+                    Ok(super::Room::Memory(extra)) => *self.book.budget += extra,
+                    // Links moved to disk: the graph counts fewer bytes.
+                    Ok(super::Room::Disk(freed)) if freed > 0 => {}
+                    Ok(_) if !froze => {
                         froze = true;
                         let interrupt = self.run.interrupt;
                         let _ = seen.freeze(None, &|| interrupt.raised());
                     }
-                    0 if !cramming => cramming = true,
-                    0 => return false,
-                    extra => *self.book.budget += extra,
+                    Ok(_) if !cramming => cramming = true,
+                    Ok(_) => return Some(Ended::Done(LevelOutcome::Memory)),
+                    Err(e) => return Some(Ended::Disk(e)),
                 }
             }
         }
-        true
+        None
     }
 
     /// The rest of a level's booking: its edges into the graph, its figures out. Why the loop
@@ -1463,12 +1474,7 @@ mod tests {
 
     /// A whole pass from `sfen` (for mates of at most `max_plies`): the figures of every level
     /// (plies, positions, keys) and the outcome, with its lines and count.
-    fn pass(
-        (sfen, max_plies): (&str, u32),
-        threads: usize,
-        cap: u32,
-        setting: Setting,
-    ) -> (Vec<(u32, usize, usize)>, String) {
+    fn pass((sfen, max_plies): (&str, u32), threads: usize, cap: u32, setting: Setting) -> Pass {
         let root = Position::from_sfen(sfen).unwrap();
         let pool = (threads > 1).then(|| {
             rayon::ThreadPoolBuilder::new()
@@ -1512,7 +1518,13 @@ mod tests {
                 reason,
             } => format!("gave up at {lower_bound}: {reason:?}"),
         };
-        (levels, outcome)
+        Pass { levels, outcome }
+    }
+
+    /// What a pass came to: every level's (plies, positions, keys), and the outcome.
+    struct Pass {
+        levels: Vec<(u32, usize, usize)>,
+        outcome: String,
     }
 
     /// With every level from the first in the loop, at two and three threads, the pass has
@@ -1566,16 +1578,16 @@ mod tests {
             let sfen = problem.0;
             for cap in [1, 1000] {
                 let one = pass(problem, 1, cap, settings[0]);
-                assert!(one.0.len() > 4, "{sfen}: {} levels", one.0.len());
+                assert!(one.levels.len() > 4, "{sfen}: {} levels", one.levels.len());
                 for threads in [2, 3] {
                     for setting in settings {
                         let many = pass(problem, threads, cap, setting);
                         assert_eq!(
-                            one.1, many.1,
+                            one.outcome, many.outcome,
                             "{sfen}, cap {cap}, {threads} threads, {setting:?}"
                         );
                         assert!(
-                            one.0 == many.0,
+                            one.levels == many.levels,
                             "{sfen}, cap {cap}, {threads} threads, {setting:?}: levels differ"
                         );
                     }
