@@ -156,16 +156,20 @@ impl Crew<'_, '_> {
             Ordering::Release,
         );
         // A helper between its last look at the job word and leaving counts as live until it
-        // has left: the nudge looks again, and calls another for each part still unclaimed.
+        // has left, and one running a part (until the whole job ends) cannot take another: the
+        // nudge looks again, and calls another helper for each unclaimed part beyond the live
+        // helpers free to take one.
         let nudge = || {
             let word = shared.claim.load(Ordering::Acquire);
-            let unclaimed = if word >> JOB_SHIFT == number {
-                parts.saturating_sub((word & FIELD) as usize)
+            let (unclaimed, claimed) = if word >> JOB_SHIFT == number {
+                let claimed = (word & FIELD) as usize;
+                (parts.saturating_sub(claimed), claimed)
             } else {
-                0
+                (0, 0)
             };
-            let live = shared.live.load(Ordering::Acquire);
-            for _ in live..unclaimed {
+            let running = claimed.saturating_sub(shared.done.load(Ordering::Acquire));
+            let free = shared.live.load(Ordering::Acquire).saturating_sub(running);
+            for _ in free..unclaimed {
                 shared.live.fetch_add(1, Ordering::AcqRel);
                 scope.spawn(move |_| shared.serve(number));
             }
