@@ -961,7 +961,10 @@ fn expand_level(
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
     pipeline.reset();
-    let mut next_poll = *nodes + POLL_INTERVAL;
+    // Polled each time the pass's node count passes a multiple of the interval: counted from
+    // each level's start, a level of fewer nodes never polled (a stop on 森茂 1965 waited up
+    // to 100 ms for a wider level).
+    let mut next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
     for index in 0..level.positions.len() {
         *nodes += pipeline.current().generate(
             level.parent(index),
@@ -979,7 +982,7 @@ fn expand_level(
         }
         pipeline.advance();
         if *nodes >= next_poll {
-            next_poll = *nodes + POLL_INTERVAL;
+            next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
             tick(*nodes);
             if let Some(abort) = level.interrupt.check(Instant::now()) {
                 return LevelOutcome::Aborted(abort);

@@ -1611,14 +1611,15 @@ mod stop_tests {
     /// A stop during the narrow loop ends every thread's part within a poll: the pass gives
     /// up at once, stopped, with a bound below the problem's length (加藤徹「寿限無」, 19,447
     /// plies: some 9,700 narrow levels, a second or more to solve), at 2 and 4 threads; so does
-    /// a stop during the per-level threaded expansion (the loop off).
+    /// a stop during the per-level threaded expansion (the loop off), and one during the
+    /// one-thread pass (whose levels here are each fewer nodes than a poll's interval).
     #[test]
     fn a_stop_ends_the_narrow_loop_at_once() {
         let root = Position::from_sfen(
             "l6ss/1KB1r2bL/1GL3ss1/k1l3p1P/1nnn1p1P1/Pn2p1P2/2PP1P3/1P2P4/9 b r3g6p 1",
         )
         .unwrap();
-        for (threads, narrow_below) in [(2, NARROW_BELOW), (4, NARROW_BELOW), (2, 0)] {
+        for (threads, narrow_below) in [(2, NARROW_BELOW), (4, NARROW_BELOW), (2, 0), (1, 0)] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
@@ -1634,7 +1635,7 @@ mod stop_tests {
                     deadline: None,
                     mate_elsewhere: None,
                 },
-                pool: Some(&pool),
+                pool: (threads > 1).then_some(&pool),
                 parallel_from_positions: 16,
                 parallel_slice_positions: 1 << 16,
                 parallel_batch_positions: None,
