@@ -254,6 +254,15 @@ pub(crate) fn count_in_pool(
                             abort: Some(Abort::FoundElsewhere),
                         };
                     }
+                    // Each task polls from its own first node: tasks of fewer nodes than a
+                    // poll's interval would, one after another, never look.
+                    if let Some(abort) = interrupt.check(Instant::now()) {
+                        return TaskResult {
+                            lines: Vec::new(),
+                            nodes: 0,
+                            abort: Some(abort),
+                        };
+                    }
                     let mut counter = Counter::new(pos, tt, path, cap, 0, interrupt);
                     counter.cutoff = Some((i, &cutoff));
                     counter.line = vec![task.check, task.evasion];
@@ -304,6 +313,41 @@ fn finish(finished: &Mutex<Finished>, cutoff: &AtomicUsize, task: usize, lines: 
         if f.prefix_lines >= cap {
             cutoff.fetch_min(f.prefix, Ordering::Relaxed);
             break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// A count stopped before it starts reports itself incomplete, however small its tasks: each
+    /// task looks at the interrupt before its first node (tasks of fewer nodes than a poll's
+    /// interval once ran to their end one after another, stopped or not).
+    #[test]
+    fn a_stopped_count_in_a_pool_is_incomplete() {
+        let root = Position::from_sfen(
+            "l6ss/1KB1r2bL/1GL3ss1/k1l3p1P/1nnn1p1P1/Pn2p1P2/2PP1P3/1P2P4/9 b r3g6p 1",
+        )
+        .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for stopped in [false, true] {
+            // A table of its own: the first count's facts would prune the second's tasks.
+            let tt = TranspositionTable::new_lazy(1).unwrap();
+            let stop = AtomicBool::new(stopped);
+            let interrupt = Interrupt {
+                stop: &stop,
+                deadline: None,
+                mate_elsewhere: None,
+            };
+            // Five plies: the tasks (check, evasion) are a few hundred nodes each.
+            let counted = count_in_pool(&pool, &root, &tt, 5, 10, interrupt);
+            assert_eq!(counted.complete, !stopped, "stopped: {stopped}");
+            assert!(counted.lines.is_empty(), "this problem has no mate in 5");
         }
     }
 }
