@@ -828,12 +828,34 @@ struct NextLevel<'a> {
     held: usize,
     budget: usize,
     more_memory: &'a mut dyn FnMut() -> usize,
-    /// No more memory to be had: the key set was frozen (see `KeySet::freeze`)...
-    froze: bool,
-    /// ...and then fills its shards further (see `Shard::insert`).
-    cramming: bool,
+    resorts: LastResorts,
     /// Polled during a freeze.
     interrupt: Interrupt<'a>,
+}
+
+/// What a pass does for room for its keys once no more memory (and no more disk for the
+/// links) is to be had: the keys frozen, once (see `KeySet::freeze`), then the shards filled
+/// further (see `Shard::insert`); then nothing is left.
+#[derive(Default)]
+struct LastResorts {
+    froze: bool,
+    cramming: bool,
+}
+
+impl LastResorts {
+    /// Takes the next resort; false when none is left. A freeze cut short by the interrupt
+    /// leaves the set whole; the pass then ends at its next poll.
+    fn take(&mut self, seen: &mut KeySet, interrupt: Interrupt) -> bool {
+        if !self.froze {
+            self.froze = true;
+            let _ = seen.freeze(None, &|| interrupt.raised());
+        } else if !self.cramming {
+            self.cramming = true;
+        } else {
+            return false;
+        }
+        true
+    }
 }
 
 impl NextLevel<'_> {
@@ -854,20 +876,15 @@ impl NextLevel<'_> {
     fn within_budget(&mut self) -> bool {
         while self.used() > self.budget {
             match (self.more_memory)() {
-                0 if !self.froze => self.freeze(),
+                // (Only the freeze: filling the shards further makes no room for the rest.)
+                0 if !self.resorts.froze => {
+                    self.resorts.take(self.seen, self.interrupt);
+                }
                 0 => return false,
                 extra => self.budget += extra,
             }
         }
         true
-    }
-
-    /// Freezes the keys (once a level; see `KeySet::freeze`). A freeze cut short by the
-    /// interrupt leaves the set whole; the pass then ends at its next poll.
-    fn freeze(&mut self) {
-        self.froze = true;
-        let interrupt = self.interrupt;
-        let _ = self.seen.freeze(None, &|| interrupt.raised());
     }
 }
 
@@ -896,12 +913,11 @@ impl expand::ChildSink for NextLevel<'_> {
         loop {
             let others = self.held + self.bytes();
             let allowance = self.budget.saturating_sub(others);
-            match self.seen.insert(key, allowance, self.cramming) {
+            match self.seen.insert(key, allowance, self.resorts.cramming) {
                 Ok(_) => break,
                 Err(()) => match (self.more_memory)() {
-                    0 if !self.froze => self.freeze(),
-                    0 if !self.cramming => self.cramming = true,
-                    0 => return Err(()),
+                    0 if !self.resorts.take(self.seen, self.interrupt) => return Err(()),
+                    0 => {}
                     extra => self.budget += extra,
                 },
             }
@@ -955,8 +971,7 @@ fn expand_level(
         held: level.held,
         budget,
         more_memory,
-        froze: false,
-        cramming: false,
+        resorts: LastResorts::default(),
         interrupt: level.interrupt,
     };
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();

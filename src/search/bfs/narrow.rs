@@ -939,12 +939,12 @@ impl Leader<'_, '_, '_> {
         let seen = unsafe { self.run.seen.get_mut() };
         #[cfg(test)]
         LEFTOVERS.fetch_add(1, Ordering::Relaxed);
-        let (mut froze, mut cramming) = (false, false);
+        let mut resorts = super::LastResorts::default();
         for &key in keys {
             loop {
                 let others = self.book.graph.bytes() + self.held();
                 let budget = self.book.budget.saturating_sub(others);
-                if seen.insert(key, budget, cramming).is_ok() {
+                if seen.insert(key, budget, resorts.cramming).is_ok() {
                     break;
                 }
                 let room = super::more_room(self.book.more_memory, self.book.graph, self.book.disk);
@@ -952,12 +952,7 @@ impl Leader<'_, '_, '_> {
                     Ok(super::Room::Memory(extra)) => *self.book.budget += extra,
                     // Links moved to disk: the graph counts fewer bytes.
                     Ok(super::Room::Disk(freed)) if freed > 0 => {}
-                    Ok(_) if !froze => {
-                        froze = true;
-                        let interrupt = self.run.interrupt;
-                        let _ = seen.freeze(None, &|| interrupt.raised());
-                    }
-                    Ok(_) if !cramming => cramming = true,
+                    Ok(_) if resorts.take(seen, self.run.interrupt) => {}
                     Ok(_) => return Some(Ended::Done(LevelOutcome::Memory)),
                     Err(e) => return Some(Ended::Disk(e)),
                 }
