@@ -37,100 +37,233 @@ pub fn suite() -> Vec<BenchProblem> {
 pub struct BenchOptions {
     pub long: bool,
     pub hash_mb: usize,
-    pub threads: usize,
+    /// The thread counts to run. With more than one (or more than one round), the runs
+    /// alternate: each round solves the problems once at each count, in this order.
+    pub threads: Vec<usize>,
+    /// Rounds of alternated runs (see `threads`).
+    pub rounds: usize,
     pub time_limit: Option<Duration>,
-    /// Only problems whose name contains this.
-    pub filter: Option<String>,
+    /// Only problems whose name contains one of these (all problems if empty).
+    pub filters: Vec<String>,
 }
 
-/// Runs the suite, printing one line per problem and a total. Returns false if any answer was
-/// wrong (a different length than published, or a line that does not replay).
+impl BenchOptions {
+    /// Alternated runs compared, rather than one run listed problem by problem.
+    fn compares(&self) -> bool {
+        self.threads.len() > 1 || self.rounds > 1
+    }
+}
+
+/// One problem solved once.
+struct Solved {
+    secs: f64,
+    nodes: u64,
+    /// The length found, or `-` (not solved within the limits), marked WRONG when wrong.
+    found: String,
+    /// Solved, with the published length and a line that replays.
+    right: bool,
+    /// An answer that is not the published one (not solving within the limits is not wrong).
+    wrong: bool,
+    peak_mb: Option<u64>,
+}
+
+/// Runs the suite, printing one line per problem and a total, or, comparing thread counts
+/// over rounds (see `BenchOptions`), each round's totals and then the medians. Returns false if
+/// any answer was wrong (a different length than published, or a line that does not replay).
 pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool> {
     let problems: Vec<BenchProblem> = suite()
         .into_iter()
         .filter(|p| p.long == options.long)
         .filter(|p| {
-            options
-                .filter
-                .as_ref()
-                .is_none_or(|f| p.name.contains(f.as_str()))
+            options.filters.is_empty()
+                || options.filters.iter().any(|f| p.name.contains(f.as_str()))
         })
         .collect();
     let mut solver = Solver::new(options.hash_mb).map_err(std::io::Error::other)?;
-    writeln!(
-        out,
-        "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10} {:>12} {:>9}",
-        "problem",
-        "plies",
-        "found",
-        "hash(MB)",
-        "threads",
-        "nodes",
-        "time(s)",
-        "nodes/s",
-        "peak(MB)"
-    )?;
-    let stop = AtomicBool::new(false);
-    let (mut total_nodes, mut total_secs, mut solved, mut all_right) = (0u64, 0f64, 0, true);
-    for p in &problems {
-        let pos = Position::from_sfen(p.sfen).expect("bench SFEN parses");
-        // Each problem from a clean table, so that times do not depend on the order. The long
-        // problems get a fresh solver, as `kyozume solve` does, so that the memory one touched
-        // is released before the next and each peak is its own.
-        if options.long {
-            drop(solver);
-            solver = Solver::new_lazy(options.hash_mb).map_err(std::io::Error::other)?;
-        } else {
-            solver.clear();
-        }
-        peak_memory::reset();
-        let limits = Limits {
-            time: options.time_limit,
-            max_plies: None,
-            threads: options.threads,
-            ..Default::default()
-        };
-        let r = solver
-            .solve(&pos, &limits, &stop, &mut |_| {})
-            .expect("bench problems have a defender king");
-        let secs = r.elapsed.as_secs_f64();
-        let found = match &r.outcome {
-            Outcome::Mate(line) => {
-                let ok = line.len() as u32 == p.plies && verify_helpmate(&pos, line).is_ok();
-                all_right &= ok;
-                solved += ok as usize;
-                format!("{}{}", line.len(), if ok { "" } else { " WRONG" })
-            }
-            Outcome::NoMate => {
-                all_right = false;
-                "nomate WRONG".to_string()
-            }
-            Outcome::Unknown { .. } => "-".to_string(),
-        };
-        total_nodes += r.nodes;
-        total_secs += secs;
-        let peak = peak_memory::megabytes().map_or("-".to_string(), |mb| mb.to_string());
+    if !options.compares() {
+        let threads = options.threads.first().copied().unwrap_or(1);
         writeln!(
             out,
-            "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10.3} {:>12.0} {:>9}",
-            p.name,
-            p.plies,
-            found,
-            options.hash_mb,
-            options.threads,
-            r.nodes,
-            secs,
-            r.nodes as f64 / secs.max(1e-9),
-            peak
+            "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10} {:>12} {:>9}",
+            "problem",
+            "plies",
+            "found",
+            "hash(MB)",
+            "threads",
+            "nodes",
+            "time(s)",
+            "nodes/s",
+            "peak(MB)"
         )?;
+        let mut rows = Vec::new();
+        for p in &problems {
+            let r = solve_one(&mut solver, p, options, threads)?;
+            let peak = r.peak_mb.map_or("-".to_string(), |mb| mb.to_string());
+            writeln!(
+                out,
+                "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10.3} {:>12.0} {:>9}",
+                p.name,
+                p.plies,
+                r.found,
+                options.hash_mb,
+                threads,
+                r.nodes,
+                r.secs,
+                r.nodes as f64 / r.secs.max(1e-9),
+                peak
+            )?;
+            rows.push(r);
+        }
+        writeln!(out, "{}", total_line(&rows))?;
+        return Ok(!rows.iter().any(|r| r.wrong));
     }
-    writeln!(
-        out,
-        "total: solved {solved}/{} nodes {total_nodes} time {total_secs:.3} s nodes/s {:.0}",
-        problems.len(),
-        total_nodes as f64 / total_secs.max(1e-9)
-    )?;
+    // times[problem][thread count][round]
+    let mut times = vec![vec![Vec::new(); options.threads.len()]; problems.len()];
+    let mut totals = vec![Vec::new(); options.threads.len()];
+    let mut all_right = true;
+    for round in 1..=options.rounds {
+        for (k, &threads) in options.threads.iter().enumerate() {
+            let rows = problems
+                .iter()
+                .map(|p| solve_one(&mut solver, p, options, threads))
+                .collect::<std::io::Result<Vec<Solved>>>()?;
+            all_right &= !rows.iter().any(|r| r.wrong);
+            for (i, r) in rows.iter().enumerate() {
+                times[i][k].push(r.secs);
+            }
+            totals[k].push(rows.iter().map(|r| r.secs).sum::<f64>());
+            writeln!(
+                out,
+                "round {round}/{} threads {threads}: {}",
+                options.rounds,
+                total_line(&rows)
+            )?;
+        }
+    }
+    write_comparison(options, &problems, &times, &totals, out)?;
     Ok(all_right)
+}
+
+/// The comparison table: each problem's median time at each thread count and, for every count
+/// after the first, the median over rounds of that round's first-count time over this one's
+/// (the speed-up, with its lowest and highest: a round's two runs are minutes apart at most,
+/// so the ratio cancels more of a shared machine's drift than the ratio of medians does).
+fn write_comparison(
+    options: &BenchOptions,
+    problems: &[BenchProblem],
+    times: &[Vec<Vec<f64>>],
+    totals: &[Vec<f64>],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let first = options.threads[0];
+    write!(
+        out,
+        "medians of {} alternated rounds; speed-up: median (lowest-highest) of each round's \
+         time at {first} thread(s) over its time at N\n{:<40} {:>7}",
+        options.rounds, "problem", "plies"
+    )?;
+    for t in &options.threads {
+        write!(out, " {:>9}", format!("{t}T (s)"))?;
+    }
+    for t in &options.threads[1..] {
+        write!(out, " {:>22}", format!("speed-up {t}T"))?;
+    }
+    writeln!(out)?;
+    let row = |out: &mut dyn Write, name: &str, plies: String, runs: &[Vec<f64>]| {
+        write!(out, "{name:<40} {plies:>7}")?;
+        for secs in runs {
+            write!(out, " {:>9.3}", median(secs))?;
+        }
+        for secs in &runs[1..] {
+            let ratios: Vec<f64> = runs[0]
+                .iter()
+                .zip(secs)
+                .map(|(a, b)| a / b.max(1e-9))
+                .collect();
+            let (low, high) = ratios
+                .iter()
+                .fold((f64::INFINITY, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
+            write!(
+                out,
+                " {:>22}",
+                format!("{:.2} ({low:.2}-{high:.2})", median(&ratios))
+            )?;
+        }
+        writeln!(out)
+    };
+    for (p, runs) in problems.iter().zip(times) {
+        row(out, p.name, p.plies.to_string(), runs)?;
+    }
+    row(out, "total", String::new(), totals)
+}
+
+/// The median (the mean of the middle two of an even count).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+fn total_line(rows: &[Solved]) -> String {
+    let solved = rows.iter().filter(|r| r.right).count();
+    let nodes: u64 = rows.iter().map(|r| r.nodes).sum();
+    let secs: f64 = rows.iter().map(|r| r.secs).sum();
+    format!(
+        "total: solved {solved}/{} nodes {nodes} time {secs:.3} s nodes/s {:.0}",
+        rows.len(),
+        nodes as f64 / secs.max(1e-9)
+    )
+}
+
+/// Solves one problem from a clean table, so that times do not depend on the order.
+fn solve_one(
+    solver: &mut Solver,
+    p: &BenchProblem,
+    options: &BenchOptions,
+    threads: usize,
+) -> std::io::Result<Solved> {
+    let pos = Position::from_sfen(p.sfen).expect("bench SFEN parses");
+    // The long problems get a fresh solver, as `kyozume solve` does, so that the memory one
+    // touched is released before the next and each peak is its own.
+    if options.long {
+        // The old one goes first: two of them need not fit at once.
+        *solver = Solver::new_lazy(1).map_err(std::io::Error::other)?;
+        *solver = Solver::new_lazy(options.hash_mb).map_err(std::io::Error::other)?;
+    } else {
+        solver.clear();
+    }
+    peak_memory::reset();
+    let limits = Limits {
+        time: options.time_limit,
+        max_plies: None,
+        threads,
+        ..Default::default()
+    };
+    let stop = AtomicBool::new(false);
+    let r = solver
+        .solve(&pos, &limits, &stop, &mut |_| {})
+        .expect("bench problems have a defender king");
+    let (found, right, wrong) = match &r.outcome {
+        Outcome::Mate(line) => {
+            let ok = line.len() as u32 == p.plies && verify_helpmate(&pos, line).is_ok();
+            let mark = if ok { "" } else { " WRONG" };
+            (format!("{}{mark}", line.len()), ok, !ok)
+        }
+        Outcome::NoMate => ("nomate WRONG".to_string(), false, true),
+        Outcome::Unknown { .. } => ("-".to_string(), false, false),
+    };
+    Ok(Solved {
+        secs: r.elapsed.as_secs_f64(),
+        nodes: r.nodes,
+        found,
+        right,
+        wrong,
+        peak_mb: peak_memory::megabytes(),
+    })
 }
 
 /// The process's peak resident memory, per problem: on Linux the kernel's high-water mark
@@ -230,4 +363,17 @@ fn time_rounds(
         }
     }
     (found, start.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[0.5]), 0.5);
+        assert!(median(&[]).is_nan());
+    }
 }

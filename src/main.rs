@@ -94,15 +94,21 @@ enum Command {
         /// Give up a problem after this many seconds.
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
-        /// Only problems whose name contains this text.
+        /// Only problems whose name contains this text (repeat it for several).
         #[arg(long)]
-        filter: Option<String>,
+        filter: Vec<String>,
         /// Instead of solving: time the checks generator against filtering all legal moves.
-        #[arg(long, conflicts_with = "long")]
+        #[arg(long, conflicts_with_all = ["long", "rounds"])]
         checks: bool,
-        /// Search threads (default 1, so that figures compare across machines).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-        threads: Option<u16>,
+        /// Search threads (default 1, so that figures compare across machines). Several, as
+        /// `1,2`, compare them: the runs alternate (A, B, A, B ...) for --rounds rounds, and
+        /// each problem's median times and speed-ups are reported.
+        #[arg(long, value_name = "N[,N...]", value_delimiter = ',',
+              value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: Vec<u16>,
+        /// Rounds of alternated runs (default 1; 5 when --threads lists several counts).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+        rounds: Option<u16>,
     },
     /// Count the leaf nodes of the legal-move tree (move generator test and benchmark).
     Perft {
@@ -249,14 +255,22 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             time_limit,
             filter,
             threads,
+            rounds,
             ..
         }) => {
+            let threads: Vec<usize> = if threads.is_empty() {
+                vec![1]
+            } else {
+                threads.iter().map(|&t| usize::from(t)).collect()
+            };
+            let default_rounds = if threads.len() > 1 { 5 } else { 1 };
             let options = kyozume::bench::BenchOptions {
-                threads: threads.map_or(1, usize::from),
+                rounds: rounds.map_or(default_rounds, usize::from),
+                threads,
                 long: *long,
                 hash_mb: hash.map_or(if *long { 8192 } else { 1024 }, |mb| mb as usize),
                 time_limit: seconds(*time_limit, "bench")?,
-                filter: filter.clone(),
+                filters: filter.clone(),
             };
             let result = kyozume::search::with_search_stack(|| {
                 kyozume::bench::run(&options, &mut std::io::stdout())
