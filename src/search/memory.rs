@@ -155,6 +155,27 @@ impl ZeroedTable<u64> {
         // keeps a big table free until used (measured in this module's notes).
         unsafe { &*(words as *const [u64] as *const [AtomicU64]) }
     }
+
+    /// Stores a zero in each page of the words `range`, so that the first touch of those pages
+    /// is a write. A page first read is mapped to the system's shared zero page and mapped again
+    /// at its first write, and at two threads each second mapping interrupts the other CPU to
+    /// flush its address translations (see [`ZeroedTable::new_populated`]). The words must all be
+    /// zero, and no other thread may touch them until the caller hands the table on (a barrier,
+    /// or the threads' start).
+    pub(crate) fn write_pages(&self, range: std::ops::Range<usize>) {
+        if let Storage::Mapped(..) = self.storage {
+            const WORDS_A_PAGE: usize = PAGE_BYTES / 8;
+            let words = self.as_atomic();
+            let end = range.end.min(words.len());
+            for word in (range.start.next_multiple_of(WORDS_A_PAGE)..end).step_by(WORDS_A_PAGE) {
+                words[word].store(0, std::sync::atomic::Ordering::Relaxed);
+            }
+            // The page the range starts in, if it starts within one.
+            if !range.start.is_multiple_of(WORDS_A_PAGE) && range.start < end {
+                words[range.start].store(0, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Sets the allocator from the start about where a long solve takes it anyway (once it has
@@ -211,5 +232,31 @@ mod tests {
             small.as_atomic()[15].load(std::sync::atomic::Ordering::Relaxed),
             7
         );
+    }
+
+    #[test]
+    fn writing_pages_ahead_keeps_the_words_zero() {
+        use std::sync::atomic::Ordering;
+        // Mapped: 1 MB of words (512 to a page).
+        let table = ZeroedTable::<u64>::new(1 << 17).unwrap();
+        assert!(matches!(table.storage, Storage::Mapped(..)));
+        let words = table.as_atomic();
+        words[700].store(5, Ordering::Relaxed);
+        // Ranges starting inside a page, on a boundary, past the end, and empty.
+        for range in [3..700, 1024..1500, 130_000..200_000, 600..600] {
+            table.write_pages(range);
+        }
+        assert_eq!(words[700].load(Ordering::Relaxed), 5);
+        assert_eq!(
+            words
+                .iter()
+                .filter(|w| w.load(Ordering::Relaxed) != 0)
+                .count(),
+            1
+        );
+        // On the heap: nothing to do, nothing changed.
+        let small = ZeroedTable::<u64>::new(100).unwrap();
+        small.write_pages(0..100);
+        assert!(small.as_slice().iter().all(|&w| w == 0));
     }
 }

@@ -210,6 +210,8 @@ impl Marks {
 /// freed by the thread that took them once the level is over (see `Local::taken`).
 struct Claims {
     words: ZeroedTable<u64>,
+    /// Words whose pages have been written (see `prepare`).
+    written: AtomicUsize,
 }
 
 /// A claim for the copy `entry` of `thread`, met with `order`.
@@ -233,7 +235,23 @@ impl Claims {
     fn new() -> Option<Claims> {
         Some(Claims {
             words: ZeroedTable::new(2 * CLAIM_SLOTS)?,
+            written: AtomicUsize::new(0),
         })
+    }
+
+    /// Readies the slots within `mask` for a level: their pages are written before the
+    /// threads read them (a slot is looked up before it is taken, and a page read first is
+    /// mapped twice, the second time interrupting the other CPUs: on a short problem at two
+    /// threads those faults took more time than the search). Called only where the table is
+    /// free (every slot zero) and no thread uses it: before the loop's threads start, and at
+    /// the barrier before the level it serves.
+    fn prepare(&self, mask: usize) {
+        let end = 2 * (mask + 1);
+        let written = self.written.load(Ordering::Relaxed);
+        if end > written {
+            self.words.write_pages(written..end);
+            self.written.store(end, Ordering::Relaxed);
+        }
     }
 
     #[inline]
@@ -601,6 +619,9 @@ pub(super) fn run(
     for nodes in &narrow.nodes {
         nodes.0.store(0, Ordering::Relaxed);
     }
+    // The first level's table (the other is readied at the first barrier).
+    let first_mask = claim_mask(width, width);
+    narrow.claims[0].prepare(first_mask);
     let run = Run {
         narrow,
         seen: PhasedCell::new(seen),
@@ -620,7 +641,7 @@ pub(super) fn run(
         mate_found: Line::default(),
         events: Line::default(),
         parity: AtomicUsize::new(0),
-        mask: AtomicUsize::new(claim_mask(width, width)),
+        mask: AtomicUsize::new(first_mask),
         verdict: AtomicU8::new(GO_ON),
         quit: AtomicBool::new(false),
     };
@@ -923,7 +944,10 @@ impl Leader<'_, '_, '_> {
             // Booked now: the loop ends at this barrier.
             return Ranked::End(self.book_level(booking).unwrap_or(Ended::Handback(next)));
         }
-        run.mask.store(claim_mask(width, before), Ordering::Relaxed);
+        let mask = claim_mask(width, before);
+        // The next level's table: its slots were all freed during this level's expansion.
+        narrow.claims[next].prepare(mask);
+        run.mask.store(mask, Ordering::Relaxed);
         run.next_batch.0.store(0, Ordering::Relaxed);
         let share = (self.book.budget.saturating_sub(used) / narrow.threads).min(run.key_allowance);
         run.allowance.store(share, Ordering::Relaxed);
@@ -1662,5 +1686,27 @@ mod stop_tests {
                 _ => panic!("{threads} threads: not stopped"),
             }
         }
+    }
+
+    #[test]
+    fn claims_pages_are_written_ahead_once_and_slots_work_as_before() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let claims = crate::search::bfs::narrow::Claims::new().unwrap();
+        claims.prepare(1023);
+        assert_eq!(claims.written.load(Relaxed), 2048);
+        // A narrower level later writes nothing more.
+        claims.prepare(255);
+        assert_eq!(claims.written.load(Relaxed), 2048);
+        let key = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
+        assert_eq!(claims.lookup(key, 1023), 0);
+        let (slot, taken) = claims.slot(key, 1023).unwrap();
+        assert!(taken);
+        assert_eq!(claims.slot(key, 1023), Some((slot, false)));
+        // A wider one writes the pages beyond, and leaves the slot taken.
+        claims.prepare(4095);
+        assert_eq!(claims.written.load(Relaxed), 8192);
+        assert_eq!(claims.slot(key, 1023), Some((slot, false)));
+        claims.free(&[slot as u32]);
+        assert_eq!(claims.slot(key, 1023), Some((slot, true)));
     }
 }
