@@ -45,6 +45,9 @@ pub struct BenchOptions {
     pub time_limit: Option<Duration>,
     /// Only problems whose name contains one of these (all problems if empty).
     pub filters: Vec<String>,
+    /// Comparing one thread with more: each round also solves every problem twice at once,
+    /// at one thread each, on solvers of their own (see `write_comparison`).
+    pub pair: bool,
 }
 
 impl BenchOptions {
@@ -117,10 +120,17 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
         writeln!(out, "{}", total_line(&rows))?;
         return Ok(!rows.iter().any(|r| r.wrong));
     }
-    // times[problem][thread count][round]
-    let mut times = vec![vec![Vec::new(); options.threads.len()]; problems.len()];
-    let mut totals = vec![Vec::new(); options.threads.len()];
+    // times[problem][column][round]: a column for each thread count, then the pair's.
+    let columns = options.threads.len() + usize::from(options.pair);
+    let mut times = vec![vec![Vec::new(); columns]; problems.len()];
+    let mut totals = vec![Vec::new(); columns];
     let mut all_right = true;
+    let mut pair_solvers = Vec::new();
+    if options.pair {
+        for _ in 0..2 {
+            pair_solvers.push(Solver::new(options.hash_mb).map_err(std::io::Error::other)?);
+        }
+    }
     for round in 1..=options.rounds {
         for (k, &threads) in options.threads.iter().enumerate() {
             let rows = problems
@@ -139,6 +149,24 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
                 total_line(&rows)
             )?;
         }
+        if let [a, b] = &mut pair_solvers[..] {
+            let mut slower = Vec::new();
+            for p in &problems {
+                let (x, y) = solve_twice_at_once((a, b), p, options)?;
+                all_right &= !x.wrong && !y.wrong;
+                slower.push(if x.secs >= y.secs { x } else { y });
+            }
+            for (i, r) in slower.iter().enumerate() {
+                times[i][columns - 1].push(r.secs);
+            }
+            totals[columns - 1].push(slower.iter().map(|r| r.secs).sum::<f64>());
+            writeln!(
+                out,
+                "round {round}/{} two one-thread solves at once (the slower of each): {}",
+                options.rounds,
+                total_line(&slower)
+            )?;
+        }
     }
     write_comparison(options, &problems, &times, &totals, out)?;
     Ok(all_right)
@@ -148,6 +176,13 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
 /// after the first, the median over rounds of that round's first-count time over this one's
 /// (the speed-up, with its lowest and highest: a round's two runs are minutes apart at most,
 /// so the ratio cancels more of a shared machine's drift than the ratio of medians does).
+///
+/// With the pair (`BenchOptions::pair`, one thread against two): what two CPUs give two
+/// separate one-thread solves that round, the *ceiling*, twice the one-thread time over the
+/// slower of the pair's (2 where running side by side costs nothing; a shared or busy machine
+/// gives less), and the *efficiency* of the two-thread solve, its speed-up over the ceiling (1:
+/// as good as two separate solves; above 1 where two separate solves crowd each other's caches
+/// more than one solve's two threads do).
 fn write_comparison(
     options: &BenchOptions,
     problems: &[BenchProblem],
@@ -156,6 +191,7 @@ fn write_comparison(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let first = options.threads[0];
+    let counts = options.threads.len();
     write!(
         out,
         "medians of {} alternated rounds; speed-up: median (lowest-highest) of each round's \
@@ -165,29 +201,45 @@ fn write_comparison(
     for t in &options.threads {
         write!(out, " {:>9}", format!("{t}T (s)"))?;
     }
+    if options.pair {
+        write!(out, " {:>9}", "pair (s)")?;
+    }
     for t in &options.threads[1..] {
         write!(out, " {:>22}", format!("speed-up {t}T"))?;
     }
+    if options.pair {
+        write!(out, " {:>22} {:>10}", "ceiling", "efficiency")?;
+    }
     writeln!(out)?;
+    // Each round's value of `f`, as "median (lowest-highest)".
+    let per_round = |values: Vec<f64>| {
+        let (low, high) = values
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
+        (
+            median(&values),
+            format!("{:.2} ({low:.2}-{high:.2})", median(&values)),
+        )
+    };
+    let ratios = |a: &[f64], b: &[f64], scale: f64| -> Vec<f64> {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| scale * x / y.max(1e-9))
+            .collect()
+    };
     let row = |out: &mut dyn Write, name: &str, plies: String, runs: &[Vec<f64>]| {
         write!(out, "{name:<40} {plies:>7}")?;
         for secs in runs {
             write!(out, " {:>9.3}", median(secs))?;
         }
-        for secs in &runs[1..] {
-            let ratios: Vec<f64> = runs[0]
-                .iter()
-                .zip(secs)
-                .map(|(a, b)| a / b.max(1e-9))
-                .collect();
-            let (low, high) = ratios
-                .iter()
-                .fold((f64::INFINITY, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
-            write!(
-                out,
-                " {:>22}",
-                format!("{:.2} ({low:.2}-{high:.2})", median(&ratios))
-            )?;
+        for secs in &runs[1..counts] {
+            write!(out, " {:>22}", per_round(ratios(&runs[0], secs, 1.0)).1)?;
+        }
+        if options.pair {
+            let pair = &runs[counts];
+            write!(out, " {:>22}", per_round(ratios(&runs[0], pair, 2.0)).1)?;
+            let efficiency = ratios(pair, &runs[1], 0.5);
+            write!(out, " {:>10.2}", per_round(efficiency).0)?;
         }
         writeln!(out)
     };
@@ -195,6 +247,34 @@ fn write_comparison(
         row(out, p.name, p.plies.to_string(), runs)?;
     }
     row(out, "total", String::new(), totals)
+}
+
+/// Solves `p` on both solvers at once, at one thread each, started together: one on a thread
+/// of its own with the search's stack, one on this thread (`run` runs on the search's stack).
+fn solve_twice_at_once(
+    (a, b): (&mut Solver, &mut Solver),
+    p: &BenchProblem,
+    options: &BenchOptions,
+) -> std::io::Result<(Solved, Solved)> {
+    // Everything that can fail comes before the threads meet at the start.
+    ready(a, options)?;
+    ready(b, options)?;
+    let start = std::sync::Barrier::new(2);
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("bench-pair".into())
+            .stack_size(crate::search::SEARCH_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                start.wait();
+                solve_ready(a, p, options, 1)
+            })?;
+        start.wait();
+        let here = solve_ready(b, p, options, 1);
+        let there = other
+            .join()
+            .map_err(|_| std::io::Error::other("a solve of the pair panicked"))?;
+        Ok((there, here))
+    })
 }
 
 /// The median (the mean of the middle two of an even count).
@@ -226,9 +306,14 @@ fn solve_one(
     options: &BenchOptions,
     threads: usize,
 ) -> std::io::Result<Solved> {
-    let pos = Position::from_sfen(p.sfen).expect("bench SFEN parses");
-    // The long problems get a fresh solver, as `kyozume solve` does, so that the memory one
-    // touched is released before the next and each peak is its own.
+    ready(solver, options)?;
+    Ok(solve_ready(solver, p, options, threads))
+}
+
+/// A clean table for the next problem. The long problems get a fresh solver, as `kyozume
+/// solve` does, so that the memory one touched is released before the next and each peak is
+/// its own.
+fn ready(solver: &mut Solver, options: &BenchOptions) -> std::io::Result<()> {
     if options.long {
         // The old one goes first: two of them need not fit at once.
         *solver = Solver::new_lazy(1).map_err(std::io::Error::other)?;
@@ -236,6 +321,17 @@ fn solve_one(
     } else {
         solver.clear();
     }
+    Ok(())
+}
+
+/// Solves `p` on a solver made ready for it.
+fn solve_ready(
+    solver: &mut Solver,
+    p: &BenchProblem,
+    options: &BenchOptions,
+    threads: usize,
+) -> Solved {
+    let pos = Position::from_sfen(p.sfen).expect("bench SFEN parses");
     peak_memory::reset();
     let limits = Limits {
         time: options.time_limit,
@@ -256,14 +352,14 @@ fn solve_one(
         Outcome::NoMate => ("nomate WRONG".to_string(), false, true),
         Outcome::Unknown { .. } => ("-".to_string(), false, false),
     };
-    Ok(Solved {
+    Solved {
         secs: r.elapsed.as_secs_f64(),
         nodes: r.nodes,
         found,
         right,
         wrong,
         peak_mb: peak_memory::megabytes(),
-    })
+    }
 }
 
 /// The process's peak resident memory, per problem: on Linux the kernel's high-water mark

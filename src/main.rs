@@ -109,6 +109,11 @@ enum Command {
         /// Rounds of alternated runs (default 1; 5 when --threads lists several counts).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
         rounds: Option<u16>,
+        /// With --threads 1,2: each round also solves each problem twice at once at one thread
+        /// (two solvers, each with --hash), to report what the machine gives two separate
+        /// solves (the ceiling) and how near the two-thread solve comes to it (efficiency).
+        #[arg(long)]
+        pair: bool,
     },
     /// Count the leaf nodes of the legal-move tree (move generator test and benchmark).
     Perft {
@@ -256,6 +261,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             filter,
             threads,
             rounds,
+            pair,
             ..
         }) => {
             let threads: Vec<usize> = if threads.is_empty() {
@@ -263,6 +269,12 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             } else {
                 threads.iter().map(|&t| usize::from(t)).collect()
             };
+            if *pair && threads != [1, 2] {
+                eprintln!(
+                    "kyozume bench: --pair compares one thread with two: use it with --threads 1,2"
+                );
+                return Err(ExitCode::from(2));
+            }
             let default_rounds = if threads.len() > 1 { 5 } else { 1 };
             let options = kyozume::bench::BenchOptions {
                 rounds: rounds.map_or(default_rounds, usize::from),
@@ -271,6 +283,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 hash_mb: hash.map_or(if *long { 8192 } else { 1024 }, |mb| mb as usize),
                 time_limit: seconds(*time_limit, "bench")?,
                 filters: filter.clone(),
+                pair: *pair,
             };
             let result = kyozume::search::with_search_stack(|| {
                 kyozume::bench::run(&options, &mut std::io::stdout())

@@ -105,12 +105,57 @@ fn thread_counts_alternate_and_are_compared() {
 }
 
 #[test]
+fn a_pair_of_one_thread_solves_gives_the_ceiling_and_the_efficiency() {
+    let (code, out, err) = bench(&[
+        "--filter",
+        "gold_only_7",
+        "--threads",
+        "1,2",
+        "--rounds",
+        "1",
+        "--pair",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let pairs: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("two one-thread solves at once"))
+        .collect();
+    assert_eq!(pairs.len(), 1, "{out}");
+    assert!(pairs.iter().all(|l| l.contains("solved 1/1")), "{out}");
+    let header = out.lines().find(|l| l.starts_with("problem")).unwrap();
+    assert!(
+        header.contains("pair (s)") && header.contains("ceiling") && header.contains("efficiency"),
+        "{header}"
+    );
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("fm3_gold_only_7"))
+        .unwrap();
+    // 1T, 2T, pair, speed-up (range), ceiling (range), efficiency.
+    let f: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(f.len(), 10, "{row}");
+    let number = |i: usize| f[i].parse::<f64>().unwrap_or_else(|_| panic!("{row}"));
+    let (one, two, pair) = (number(2), number(3), number(4));
+    assert!(one > 0.0 && two > 0.0 && pair > 0.0, "{row}");
+    let (speedup, ceiling, efficiency) = (number(5), number(7), number(9));
+    // One round: the efficiency is the speed-up over the ceiling (each printed to 0.01).
+    assert!(speedup > 0.0 && ceiling > 0.0, "{row}");
+    let expected = speedup / ceiling;
+    assert!(
+        (efficiency - expected).abs() <= 0.01 + expected * (0.006 / speedup + 0.006 / ceiling),
+        "{row}"
+    );
+}
+
+#[test]
 fn bad_thread_counts_and_clashing_options_are_refused() {
     for args in [
         &["--threads", "1,0"][..],
         &["--threads", "1,x"],
         &["--rounds", "0"],
         &["--checks", "--rounds", "2"],
+        &["--threads", "2", "--pair"],
+        &["--threads", "1,4", "--pair"],
     ] {
         let (code, out, err) = bench(args);
         assert_eq!(code, 2, "{args:?}: {out}");
