@@ -82,44 +82,71 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
                 || options.filters.iter().any(|f| p.name.contains(f.as_str()))
         })
         .collect();
+    if problems.is_empty() {
+        return Err(std::io::Error::other(format!(
+            "no {} problem's name contains {}",
+            if options.long { "long" } else { "default" },
+            options.filters.join(" or ")
+        )));
+    }
+    if options.compares() {
+        run_compared(options, &problems, out)
+    } else {
+        run_listed(options, &problems, out)
+    }
+}
+
+/// One run at one thread count, problem by problem.
+fn run_listed(
+    options: &BenchOptions,
+    problems: &[BenchProblem],
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
     let mut solver = first_solver(options)?;
-    if !options.compares() {
-        let threads = options.threads.first().copied().unwrap_or(1);
+    let threads = options.threads.first().copied().unwrap_or(1);
+    writeln!(
+        out,
+        "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10} {:>12} {:>9}",
+        "problem",
+        "plies",
+        "found",
+        "hash(MB)",
+        "threads",
+        "nodes",
+        "time(s)",
+        "nodes/s",
+        "peak(MB)"
+    )?;
+    let mut rows = Vec::new();
+    for p in problems {
+        let r = solve_one(&mut solver, p, options, threads)?;
+        let peak = r.peak_mb.map_or("-".to_string(), |mb| mb.to_string());
         writeln!(
             out,
-            "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10} {:>12} {:>9}",
-            "problem",
-            "plies",
-            "found",
-            "hash(MB)",
-            "threads",
-            "nodes",
-            "time(s)",
-            "nodes/s",
-            "peak(MB)"
+            "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10.3} {:>12.0} {:>9}",
+            p.name,
+            p.plies,
+            r.found,
+            options.hash_mb,
+            threads,
+            r.nodes,
+            r.secs,
+            r.nodes as f64 / r.secs.max(1e-9),
+            peak
         )?;
-        let mut rows = Vec::new();
-        for p in &problems {
-            let r = solve_one(&mut solver, p, options, threads)?;
-            let peak = r.peak_mb.map_or("-".to_string(), |mb| mb.to_string());
-            writeln!(
-                out,
-                "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10.3} {:>12.0} {:>9}",
-                p.name,
-                p.plies,
-                r.found,
-                options.hash_mb,
-                threads,
-                r.nodes,
-                r.secs,
-                r.nodes as f64 / r.secs.max(1e-9),
-                peak
-            )?;
-            rows.push(r);
-        }
-        writeln!(out, "{}", total_line(&rows))?;
-        return Ok(!rows.iter().any(|r| r.wrong));
+        rows.push(r);
     }
+    writeln!(out, "{}", total_line(&rows))?;
+    Ok(!rows.iter().any(|r| r.wrong))
+}
+
+/// Alternated rounds at each thread count (and the pair), then the comparison table.
+fn run_compared(
+    options: &BenchOptions,
+    problems: &[BenchProblem],
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
+    let mut solver = first_solver(options)?;
     // times[problem][column][round]: a column for each thread count, then the pair's.
     let columns = options.threads.len() + usize::from(options.pair);
     let mut times = vec![vec![Vec::new(); columns]; problems.len()];
@@ -151,7 +178,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
         }
         if let [a, b] = &mut pair_solvers[..] {
             let mut slower = Vec::new();
-            for p in &problems {
+            for p in problems {
                 let (x, y) = solve_twice_at_once((a, b), p, options)?;
                 all_right &= !x.wrong && !y.wrong;
                 slower.push(if x.secs >= y.secs { x } else { y });
@@ -168,7 +195,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
             )?;
         }
     }
-    write_comparison(options, &problems, &times, &totals, out)?;
+    write_comparison(options, problems, &times, &totals, out)?;
     Ok(all_right)
 }
 

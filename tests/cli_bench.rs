@@ -156,6 +156,7 @@ fn bad_thread_counts_and_clashing_options_are_refused() {
         &["--checks", "--rounds", "2"],
         &["--threads", "2", "--pair"],
         &["--threads", "1,4", "--pair"],
+        &["--filter", "no_such_problem"],
     ] {
         let (code, out, err) = bench(args);
         assert_eq!(code, 2, "{args:?}: {out}");
