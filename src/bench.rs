@@ -82,6 +82,11 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
                 || options.filters.iter().any(|f| p.name.contains(f.as_str()))
         })
         .collect();
+    if options.pair && options.threads != [1, 2] {
+        return Err(std::io::Error::other(
+            "--pair compares one thread with two: use it with --threads 1,2",
+        ));
+    }
     if problems.is_empty() {
         return Err(std::io::Error::other(format!(
             "no {} problem's name contains {}",
@@ -158,23 +163,23 @@ fn run_compared(
             pair_solvers.push(first_solver(options)?);
         }
     }
+    // A round's rows of one column: their times kept, their total line printed.
+    let mut record = |column: usize, rows: &[Solved], what: String| {
+        for (i, r) in rows.iter().enumerate() {
+            times[i][column].push(r.secs);
+        }
+        totals[column].push(rows.iter().map(|r| r.secs).sum::<f64>());
+        writeln!(out, "{what}: {}", total_line(rows))
+    };
     for round in 1..=options.rounds {
+        let of = options.rounds;
         for (k, &threads) in options.threads.iter().enumerate() {
             let rows = problems
                 .iter()
                 .map(|p| solve_one(&mut solver, p, options, threads))
                 .collect::<std::io::Result<Vec<Solved>>>()?;
             all_right &= !rows.iter().any(|r| r.wrong);
-            for (i, r) in rows.iter().enumerate() {
-                times[i][k].push(r.secs);
-            }
-            totals[k].push(rows.iter().map(|r| r.secs).sum::<f64>());
-            writeln!(
-                out,
-                "round {round}/{} threads {threads}: {}",
-                options.rounds,
-                total_line(&rows)
-            )?;
+            record(k, &rows, format!("round {round}/{of} threads {threads}"))?;
         }
         if let [a, b] = &mut pair_solvers[..] {
             let mut slower = Vec::new();
@@ -183,16 +188,9 @@ fn run_compared(
                 all_right &= !x.wrong && !y.wrong;
                 slower.push(if x.secs >= y.secs { x } else { y });
             }
-            for (i, r) in slower.iter().enumerate() {
-                times[i][columns - 1].push(r.secs);
-            }
-            totals[columns - 1].push(slower.iter().map(|r| r.secs).sum::<f64>());
-            writeln!(
-                out,
-                "round {round}/{} two one-thread solves at once (the slower of each): {}",
-                options.rounds,
-                total_line(&slower)
-            )?;
+            let what =
+                format!("round {round}/{of} two one-thread solves at once (the slower of each)");
+            record(columns - 1, &slower, what)?;
         }
     }
     write_comparison(options, problems, &times, &totals, out)?;
@@ -238,15 +236,12 @@ fn write_comparison(
         write!(out, " {:>22} {:>10}", "ceiling", "efficiency")?;
     }
     writeln!(out)?;
-    // Each round's value of `f`, as "median (lowest-highest)".
-    let per_round = |values: Vec<f64>| {
+    // Values of the rounds, as "median (lowest-highest)".
+    let spread = |values: Vec<f64>| {
         let (low, high) = values
             .iter()
             .fold((f64::INFINITY, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
-        (
-            median(&values),
-            format!("{:.2} ({low:.2}-{high:.2})", median(&values)),
-        )
+        format!("{:.2} ({low:.2}-{high:.2})", median(&values))
     };
     let ratios = |a: &[f64], b: &[f64], scale: f64| -> Vec<f64> {
         a.iter()
@@ -260,13 +255,13 @@ fn write_comparison(
             write!(out, " {:>9.3}", median(secs))?;
         }
         for secs in &runs[1..counts] {
-            write!(out, " {:>22}", per_round(ratios(&runs[0], secs, 1.0)).1)?;
+            write!(out, " {:>22}", spread(ratios(&runs[0], secs, 1.0)))?;
         }
         if options.pair {
+            // (`run` checked the counts are 1 and 2.)
             let pair = &runs[counts];
-            write!(out, " {:>22}", per_round(ratios(&runs[0], pair, 2.0)).1)?;
-            let efficiency = ratios(pair, &runs[1], 0.5);
-            write!(out, " {:>10.2}", per_round(efficiency).0)?;
+            write!(out, " {:>22}", spread(ratios(&runs[0], pair, 2.0)))?;
+            write!(out, " {:>10.2}", median(&ratios(pair, &runs[1], 0.5)))?;
         }
         writeln!(out)
     };

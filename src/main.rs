@@ -269,12 +269,6 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             } else {
                 threads.iter().map(|&t| usize::from(t)).collect()
             };
-            if *pair && threads != [1, 2] {
-                eprintln!(
-                    "kyozume bench: --pair compares one thread with two: use it with --threads 1,2"
-                );
-                return Err(ExitCode::from(2));
-            }
             let default_rounds = if threads.len() > 1 { 5 } else { 1 };
             let options = kyozume::bench::BenchOptions {
                 rounds: rounds.map_or(default_rounds, usize::from),
