@@ -190,6 +190,11 @@ impl Expansion {
         nodes
     }
 
+    /// The keys of the children found by the last `generate`, in order.
+    pub(super) fn child_keys(&self) -> impl Iterator<Item = u128> + '_ {
+        self.children.iter().map(|c| c.key)
+    }
+
     /// Sorts out the children found by the last `generate`: known ones and dead ones are
     /// dropped, the others are played and handed to `sink` in the order they were found.
     pub(super) fn resolve<S: ChildSink>(

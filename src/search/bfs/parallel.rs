@@ -20,7 +20,7 @@
 //!    — the very order one thread would have produced.
 
 use super::crew::Team;
-use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
+use super::expand::{ChildSink, DeadCache, Expansion, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
@@ -638,6 +638,7 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
                     !level.counting(),
                     elsewhere,
                 );
+                sink.prefetch_repeats(pipeline.current());
                 if !mates.is_empty() {
                     mate_found.store(true, Ordering::Relaxed);
                     if !level.counting() {
@@ -731,6 +732,18 @@ impl ChildSink for Buckets<'_> {
 }
 
 impl Buckets<'_> {
+    /// Starts loading the repeats slots of `expansion`'s children, which `resolve` looks up
+    /// after the next position's generation, as `generate` does for the key set and the dead
+    /// cache. The table is larger than a core's own cache, and unloaded its look-ups were
+    /// three quarters of `resolve`'s samples at two threads (forest-06-10_97 and 森茂 1461 at two
+    /// threads: 7% less time).
+    #[inline]
+    fn prefetch_repeats(&self, expansion: &Expansion) {
+        for key in expansion.child_keys() {
+            self.repeats.prefetch(key);
+        }
+    }
+
     /// The number the next child of `parent` gets.
     #[inline]
     fn order(&mut self, parent: u32) -> u64 {
@@ -924,6 +937,12 @@ impl Repeats {
     fn met_before(&self, key: u128, stamp: u64, order: u64) -> bool {
         let slot = &self.slots.as_slice()[self.slot(key)];
         slot.tag == Self::tag(key, stamp) && slot.order < order
+    }
+
+    /// Starts loading `key`'s slot, to be read and perhaps written (see `prefetch_write`).
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        crate::search::prefetch_write(&self.slots.as_slice()[self.slot(key)]);
     }
 
     #[inline]
