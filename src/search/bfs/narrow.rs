@@ -28,7 +28,7 @@
 //! has been written to the key set then).
 
 use super::crew::{wait, Beside};
-use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
+use super::expand::{ChildSink, DeadCache, Expansion, NewChild, Parent, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::parallel::cut_into_batches;
 use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Link};
@@ -265,6 +265,13 @@ impl Claims {
     #[inline]
     fn home(key: u128, mask: usize) -> usize {
         (key >> 64) as usize & mask
+    }
+
+    /// Starts loading `key`'s home slot, to be read and, most often, claimed (see
+    /// `prefetch_write`).
+    #[inline]
+    fn prefetch(&self, key: u128, mask: usize) {
+        crate::search::prefetch_write(&self.words.as_atomic()[2 * Self::home(key, mask)]);
     }
 
     /// The claim on `key` (0: none).
@@ -1198,6 +1205,7 @@ impl Run<'_> {
                 nodes += pipeline
                     .current()
                     .generate(parent, seen, self.dead, mates, !counting, elsewhere);
+                sink.prefetch_claims(pipeline.current());
                 if !mates.is_empty() {
                     mate_found.store(true, Ordering::Relaxed);
                     self.events.0.fetch_or(EVENT_MATE, Ordering::Relaxed);
@@ -1396,6 +1404,20 @@ impl Sink<'_> {
                 link,
                 paths,
             });
+        }
+    }
+}
+
+impl Sink<'_> {
+    /// Starts loading the claims of `expansion`'s children, which `resolve` looks up after the
+    /// next position's generation, as `generate` does for the key set and the dead cache: the
+    /// slots were last written on the other CPU, and unloaded their look-ups waited (寿限無
+    /// 19447 at two threads: `Claims::lookup` 3% of the samples, nearly all on the slot's load;
+    /// the run 5% faster with it loaded ahead).
+    #[inline]
+    fn prefetch_claims(&self, expansion: &Expansion) {
+        for key in expansion.child_keys() {
+            self.claims.prefetch(key, self.mask);
         }
     }
 }
