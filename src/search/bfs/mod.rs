@@ -1027,6 +1027,13 @@ fn expand_level(
     }
 }
 
+/// A word on a cache line of its own: words every thread writes (a barrier's, a shared
+/// counter) would otherwise slow down the reads of whatever shares their line. 128 bytes: the
+/// line and the one the CPU fetches with it.
+#[repr(align(128))]
+#[derive(Default)]
+pub(super) struct Line<T>(pub T);
+
 /// Sends the figures of a finished level (`depth`, `width` positions) to the level log, if
 /// there is one.
 fn log_level(

@@ -31,7 +31,7 @@ use super::crew::{wait, Beside};
 use super::expand::{ChildSink, DeadCache, Expansion, NewChild, Parent, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::parallel::cut_into_batches;
-use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Link};
+use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::Move;
@@ -97,11 +97,6 @@ impl<T> PhasedCell<T> {
         unsafe { &mut *self.0.get() }
     }
 }
-
-/// A word on a cache line of its own (the barrier's words are written by every thread).
-#[repr(align(128))]
-#[derive(Default)]
-struct Line<T>(T);
 
 /// One thread's copies of new positions on a level, in the order it met them (rising order).
 #[derive(Default)]

@@ -22,7 +22,7 @@
 use super::crew::Team;
 use super::expand::{ChildSink, DeadCache, Expansion, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
-use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
+use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::{Move, PackedPosition};
@@ -238,7 +238,7 @@ pub(super) fn expand_level(
     let mut mates: Vec<(u32, Move, u32)> = Vec::new();
     // Set once a thread finds a mate: this is the mate level, and the others need only look
     // for mates (their children would be dropped).
-    let mate_found = AtomicBool::new(false);
+    let mate_found = Line(AtomicBool::new(false));
     // Which share took each batch of the slice.
     let mut takers: Vec<u32> = Vec::new();
     let total = level.positions.len();
@@ -249,14 +249,16 @@ pub(super) fn expand_level(
             dead,
             repeats,
             stamp,
-            mate_found: &mate_found,
+            mate_found: &mate_found.0,
             inserted,
         };
-        let next_batch = AtomicUsize::new(0);
+        // Every batch taken writes it: on a line of its own, away from `mate_found`, which
+        // every position reads.
+        let next_batch = Line(AtomicUsize::new(0));
         cut_into_batches(slice, level.batch, owners, bounds);
         let batches = Batches {
             bounds,
-            next: &next_batch,
+            next: &next_batch.0,
         };
         let mut rayon = *pool;
         let team: &mut dyn Team = match crew.as_deref_mut() {
