@@ -1401,9 +1401,7 @@ impl Sink<'_> {
             });
         }
     }
-}
 
-impl Sink<'_> {
     /// Starts loading the claims of `expansion`'s children, which `resolve` looks up after the
     /// next position's generation, as `generate` does for the key set and the dead cache: the
     /// slots were last written on the other CPU, and unloaded their look-ups waited (寿限無
