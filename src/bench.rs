@@ -82,6 +82,11 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
                 || options.filters.iter().any(|f| p.name.contains(f.as_str()))
         })
         .collect();
+    if options.threads.is_empty() || options.rounds == 0 {
+        return Err(std::io::Error::other(
+            "bench needs at least one thread count and one round",
+        ));
+    }
     if options.pair && options.threads != [1, 2] {
         return Err(std::io::Error::other(
             "--pair compares one thread with two: use it with --threads 1,2",
@@ -108,7 +113,7 @@ fn run_listed(
     out: &mut dyn Write,
 ) -> std::io::Result<bool> {
     let mut solver = first_solver(options)?;
-    let threads = options.threads.first().copied().unwrap_or(1);
+    let threads = options.threads[0];
     writeln!(
         out,
         "{:<40} {:>7} {:>7} {:>8} {:>7} {:>14} {:>10} {:>12} {:>9}",
@@ -497,7 +502,26 @@ fn time_rounds(
 
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{median, run, BenchOptions};
+
+    #[test]
+    fn no_thread_count_or_no_round_is_an_error_not_a_panic() {
+        let options = |threads: Vec<usize>, rounds| BenchOptions {
+            long: false,
+            hash_mb: 1,
+            threads,
+            rounds,
+            time_limit: None,
+            filters: vec!["oneway43".to_string()],
+            pair: false,
+        };
+        let mut out = Vec::new();
+        for bad in [options(vec![], 3), options(vec![1, 2], 0)] {
+            let error = run(&bad, &mut out).unwrap_err().to_string();
+            assert!(error.contains("at least one thread count"), "{error}");
+        }
+        assert!(out.is_empty(), "nothing solved before the error");
+    }
 
     #[test]
     fn median_of_odd_and_even_counts() {
