@@ -79,6 +79,11 @@ pub(super) trait ChildSink {
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool;
     /// A new position with a check.
     fn add(&mut self, child: NewChild) -> Result<(), Self::Stop>;
+    /// Starts loading what `is_known` will look up for `key` besides the key set and the dead
+    /// cache, which `generate` loads itself: called as each child is generated, a position
+    /// before it is resolved.
+    #[inline]
+    fn prefetch(&self, _key: u128) {}
 }
 
 /// A position reached for the first time, with a check.
@@ -136,13 +141,13 @@ impl Expansion {
     /// Unpacks `parent` and finds its children. A check without an evasion mates: it goes to
     /// `mates` as (index, check, paths), and with `first_mate_only` nothing more is looked at.
     /// Once `mates` holds any, or with `mate_elsewhere` (another thread found a mate on this
-    /// level), this is the mate level and no children are kept. Returns the moves generated
-    /// (nodes).
-    pub(super) fn generate(
+    /// level), this is the mate level and no children are kept. Each child's slots in the key
+    /// set, the dead cache and whatever else `sink` will look up start loading here. Returns the
+    /// moves generated (nodes).
+    pub(super) fn generate<S: ChildSink>(
         &mut self,
         parent: Parent,
-        seen: &KeySet,
-        dead: &DeadCache,
+        (seen, dead, sink): (&KeySet, &DeadCache, &S),
         mates: &mut Vec<(u32, Move, u32)>,
         first_mate_only: bool,
         mate_elsewhere: bool,
@@ -178,6 +183,7 @@ impl Expansion {
                     let key = pos.key_after(evasion);
                     seen.prefetch(key);
                     dead.prefetch(key);
+                    sink.prefetch(key);
                     self.children.push(Child {
                         check,
                         evasion,
@@ -188,11 +194,6 @@ impl Expansion {
             pos.undo_move(check);
         }
         nodes
-    }
-
-    /// The keys of the children found by the last `generate`, in order.
-    pub(super) fn child_keys(&self) -> impl Iterator<Item = u128> + '_ {
-        self.children.iter().map(|c| c.key)
     }
 
     /// Sorts out the children found by the last `generate`: known ones and dead ones are

@@ -983,8 +983,7 @@ fn expand_level(
     for index in 0..level.positions.len() {
         *nodes += pipeline.current().generate(
             level.parent(index),
-            sink.seen,
-            dead,
+            (sink.seen, dead, &sink),
             &mut mates,
             !counting,
             false,

@@ -28,7 +28,7 @@
 //! has been written to the key set then).
 
 use super::crew::{wait, Beside};
-use super::expand::{ChildSink, DeadCache, Expansion, NewChild, Parent, Pipeline};
+use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::parallel::cut_into_batches;
 use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Line, Link};
@@ -1197,10 +1197,13 @@ impl Run<'_> {
                     paths,
                 };
                 let elsewhere = mate_found.load(Ordering::Relaxed);
-                nodes += pipeline
-                    .current()
-                    .generate(parent, seen, self.dead, mates, !counting, elsewhere);
-                sink.prefetch_claims(pipeline.current());
+                nodes += pipeline.current().generate(
+                    parent,
+                    (seen, self.dead, &sink),
+                    mates,
+                    !counting,
+                    elsewhere,
+                );
                 if !mates.is_empty() {
                     mate_found.store(true, Ordering::Relaxed);
                     self.events.0.fetch_or(EVENT_MATE, Ordering::Relaxed);
@@ -1401,22 +1404,18 @@ impl Sink<'_> {
             });
         }
     }
-
-    /// Starts loading the claims of `expansion`'s children, which `resolve` looks up after the
-    /// next position's generation, as `generate` does for the key set and the dead cache: the
-    /// slots were last written on the other CPU, and unloaded their look-ups waited (寿限無
-    /// 19447 at two threads: `Claims::lookup` 3.3% of the samples, nearly all on the slot's
-    /// load, and 0.8% with the slots loaded ahead).
-    #[inline]
-    fn prefetch_claims(&self, expansion: &Expansion) {
-        for key in expansion.child_keys() {
-            self.claims.prefetch(key, self.mask);
-        }
-    }
 }
 
 impl ChildSink for Sink<'_> {
     type Stop = std::convert::Infallible;
+
+    /// The claims slot: last written on the other CPU, it was looked up cold (寿限無 19447 at
+    /// two threads: `Claims::lookup` 3.3% of the samples, nearly all on the slot's load, and
+    /// 0.8% with the slot loaded ahead).
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        self.claims.prefetch(key, self.mask);
+    }
 
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {

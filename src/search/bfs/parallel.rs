@@ -20,7 +20,7 @@
 //!    — the very order one thread would have produced.
 
 use super::crew::Team;
-use super::expand::{ChildSink, DeadCache, Expansion, NewChild, Pipeline};
+use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
 use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
@@ -634,13 +634,11 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
                 let elsewhere = mate_found.load(Ordering::Relaxed);
                 *nodes += pipeline.current().generate(
                     level.parent(index),
-                    seen,
-                    dead,
+                    (seen, dead, &sink),
                     mates,
                     !level.counting(),
                     elsewhere,
                 );
-                sink.prefetch_repeats(pipeline.current());
                 if !mates.is_empty() {
                     mate_found.store(true, Ordering::Relaxed);
                     if !level.counting() {
@@ -689,6 +687,14 @@ struct Buckets<'a> {
 impl ChildSink for Buckets<'_> {
     type Stop = std::convert::Infallible;
 
+    /// The thread's repeats slot: the table is larger than a core's own cache, and looked up
+    /// cold it took three quarters of `resolve`'s samples at two threads (forest-06-10_97 and
+    /// 森茂 1461 at two threads: 7% less time with the slot loaded ahead).
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        self.repeats.prefetch(key);
+    }
+
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
         if !self.seen.contains(key) {
@@ -734,18 +740,6 @@ impl ChildSink for Buckets<'_> {
 }
 
 impl Buckets<'_> {
-    /// Starts loading the repeats slots of `expansion`'s children, which `resolve` looks up
-    /// after the next position's generation, as `generate` does for the key set and the dead
-    /// cache. The table is larger than a core's own cache, and unloaded its look-ups were
-    /// three quarters of `resolve`'s samples at two threads (forest-06-10_97 and 森茂 1461 at two
-    /// threads: 7% less time).
-    #[inline]
-    fn prefetch_repeats(&self, expansion: &Expansion) {
-        for key in expansion.child_keys() {
-            self.repeats.prefetch(key);
-        }
-    }
-
     /// The number the next child of `parent` gets.
     #[inline]
     fn order(&mut self, parent: u32) -> u64 {
