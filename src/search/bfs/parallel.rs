@@ -26,7 +26,6 @@ use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::{Move, PackedPosition};
-use bytemuck::{Pod, Zeroable};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -125,8 +124,8 @@ pub(super) struct Workers<'a> {
     dead: &'a DeadCache,
     expanded: Vec<Expanded>,
     inserted: Vec<Inserted>,
-    /// One for each thread of the pool (made at the first level).
-    repeats: Vec<Mutex<Repeats>>,
+    /// Shared by the pool's threads (made at the first level).
+    repeats: Option<Repeats>,
     /// Levels expanded so far: each level's stamp in `repeats`.
     levels: u64,
     /// Shares out the narrow slices (see `crew.rs`); rayon the wide ones.
@@ -146,7 +145,7 @@ impl<'a> Workers<'a> {
             dead,
             expanded: Vec::new(),
             inserted: Vec::new(),
-            repeats: Vec::new(),
+            repeats: None,
             levels: 0,
             crew,
             bounds: Vec::new(),
@@ -162,7 +161,7 @@ impl<'a> Workers<'a> {
     pub(super) fn release(&mut self) {
         self.expanded = Vec::new();
         self.inserted = Vec::new();
-        self.repeats = Vec::new();
+        self.repeats = None;
     }
 }
 
@@ -222,9 +221,7 @@ pub(super) fn expand_level(
     *levels += 1;
     let stamp = *levels;
     let owners = pool.current_num_threads().max(1);
-    if repeats.len() < owners {
-        repeats.resize_with(owners, || Mutex::new(Repeats::new()));
-    }
+    let repeats = repeats.get_or_insert_with(Repeats::new);
     let dead: &DeadCache = dead;
     // Slices bound the candidates held at once; small batches, so that the threads finish a
     // slice together.
@@ -244,6 +241,7 @@ pub(super) fn expand_level(
     let total = level.positions.len();
     for first_index in (0..total).step_by(slice_len) {
         let slice = (first_index, (first_index + slice_len).min(total));
+        repeats.fit(slice.1 - slice.0);
         let read = Read {
             seen,
             dead,
@@ -511,7 +509,7 @@ fn merge(
 struct Read<'a> {
     seen: &'a KeySet,
     dead: &'a DeadCache,
-    repeats: &'a [Mutex<Repeats>],
+    repeats: &'a Repeats,
     stamp: u64,
     /// Set once a share finds a mate (see `expand_level`).
     mate_found: &'a AtomicBool,
@@ -587,8 +585,6 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
     } = *read;
     let owners = inserted.len();
     out.clear(owners);
-    // This thread's own: the lock is never contended.
-    let repeats = &repeats[rayon::current_thread_index().unwrap_or(0) % repeats.len()];
     let positions = batches.positions().div_ceil(owners);
     // About two new children a position on the long problems: room for them up front, so that
     // the buckets are not copied as they grow.
@@ -596,11 +592,9 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
         bucket.reserve(2 * positions / owners + 16);
     }
     out.checks.reserve(3 * positions);
-    let mut repeats = repeats.lock();
-    repeats.fit(positions);
     let mut sink = Buckets {
         seen,
-        repeats: &mut repeats,
+        repeats,
         stamp,
         inserted,
         counting: level.counting(),
@@ -669,8 +663,8 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
 /// Phase 1's sink: candidates sorted into their owners' buckets, numbered in order.
 struct Buckets<'a> {
     seen: &'a KeySet,
-    /// Candidates this thread has made on this level (see `Repeats`).
-    repeats: &'a mut Repeats,
+    /// Candidates the threads have made on this level (see `Repeats`).
+    repeats: &'a Repeats,
     /// The level's stamp in `repeats`.
     stamp: u64,
     /// What the owners have inserted of this level so far (earlier slices).
@@ -687,9 +681,10 @@ struct Buckets<'a> {
 impl ChildSink for Buckets<'_> {
     type Stop = std::convert::Infallible;
 
-    /// The thread's repeats slot: the table is larger than a core's own cache, and looked up
-    /// cold it took three quarters of `resolve`'s samples at two threads (forest-06-10_97 and
-    /// 森茂 1461 at two threads: 7% less time with the slot loaded ahead).
+    /// The repeats slot: the table is larger than a core's own cache, and looked up cold it
+    /// took three quarters of `resolve`'s samples at two threads (forest-06-10_97 and 森茂
+    /// 1461 at two threads: 7% less time with the slot loaded ahead). Loaded for writing, as
+    /// the other thread may hold its line (the shared table's cost, paid here ahead).
     #[inline]
     fn prefetch(&self, key: u128) {
         self.repeats.prefetch(key);
@@ -863,34 +858,32 @@ fn insert_owned(
     start_allowance - allowance
 }
 
-/// Keys a thread has made candidates of on the current level, in a small lossy table. The key
-/// set learns a level's keys only when the owners insert them, so a position met twice on a
-/// level (two move orders from nearby parents) would otherwise be played, tested and packed
-/// twice, the second copy dropped by its owner (forest-06-10_97: 400 K of its 1.9 M
-/// children). A copy found here after the first goes on unplayed (counting, as a further way
-/// in). A copy missed (overwritten, or met on the other thread) is only played again. Each
-/// entry keeps the level's stamp and the candidate's order, and only a copy that comes after
-/// the one noted is a repeat (a thread takes its batches in order, so that always holds today;
-/// a copy found first but numbered earlier would lose its position). The threads' tables sit
-/// side by side in `Workers`, each behind its lock: on lines of their own, so that one thread
-/// taking its lock does not take the other's table address away from it.
-#[repr(align(128))]
+/// Keys the threads have made candidates of on the current level, in a small lossy table that
+/// all of them share. The key set learns a level's keys only when the owners insert them, so a
+/// position met twice on a level (two move orders from parents near or far apart) would
+/// otherwise be played, tested and packed twice, the second copy dropped by its owner
+/// (forest-06-10_97: 400 K of its 1.9 M children). A copy found here after the first goes on
+/// unplayed (counting, as a further way in). A copy missed (overwritten, or looked up before
+/// the other thread noted it) is only played again.
+///
+/// Each slot keeps the candidate's order and a check word, the order XORed with a tag of the
+/// key and the level's stamp, and only a copy that comes after the one noted is a repeat: the
+/// copy noted was pushed with its position, so the first copy of every key, which its owner
+/// meets first, has one, whichever thread noted what and when. The two words are written
+/// one after the other without a lock: a slot read while another thread rewrites it (one
+/// write's order, another's check) verifies for no key but by a 64-bit accident, and two
+/// notes of one key with different orders never verify as each other. (Until session 23 each
+/// thread had its own table, and the copies met on the other thread, 171 K on
+/// forest-06-10_97 at two threads, were all played twice.)
 struct Repeats {
-    slots: ZeroedTable<RepeatSlot>,
+    /// Two words a slot: the order, then the order XORed with the tag.
+    words: ZeroedTable<u64>,
     /// The slots in use on the current slice, less one (see `fit`).
     mask: usize,
 }
 
-#[derive(Clone, Copy, Default, Pod, Zeroable)]
-#[repr(C)]
-struct RepeatSlot {
-    /// The key's low word, mixed with the level's stamp.
-    tag: u64,
-    order: u64,
-}
-
 impl Repeats {
-    const SLOTS: usize = 1 << 15;
+    const SLOTS: usize = 1 << 16;
     const MIN_SLOTS: usize = 1 << 10;
 
     /// The pages are provided at once, as slots are read before they are written (see
@@ -898,17 +891,18 @@ impl Repeats {
     /// table taken lazily, 501 with it provided).
     fn new() -> Repeats {
         Repeats {
-            slots: ZeroedTable::new_populated(Self::SLOTS).expect("a 512 KB repeats table"),
+            words: ZeroedTable::new_populated(2 * Self::SLOTS).expect("a 1 MB repeats table"),
             mask: Self::SLOTS - 1,
         }
     }
 
-    /// Uses only as many slots as a share of `positions` positions needs (some eight
+    /// Uses only as many slots as a slice of `positions` positions needs (some eight
     /// children each, the slots in use a quarter full at most). The whole table, read at
-    /// random, does not stay in the core's own cache beside the key set, and on a long problem
+    /// random, does not stay in a core's own cache beside the key set, and on a long problem
     /// of narrow levels its misses were half the expansion's look-ups at two threads (寿限無
     /// 19447: `Expansion::resolve` 1,807 -> 846 samples, the run's CPU 6% less); a few
     /// kilobytes do. The stamp in each tag keeps slots left from other levels from matching.
+    /// Called between slices, when no thread reads the table.
     fn fit(&mut self, positions: usize) {
         self.mask = (positions * 32)
             .next_power_of_two()
@@ -916,9 +910,10 @@ impl Repeats {
             - 1;
     }
 
+    /// The slot's first word.
     #[inline]
     fn slot(&self, key: u128) -> usize {
-        (key >> 64) as usize & self.mask
+        2 * ((key >> 64) as usize & self.mask)
     }
 
     /// What a slot keeps of `key` on the level stamped `stamp`: a key noted on another level
@@ -931,23 +926,25 @@ impl Repeats {
     /// Whether a candidate of `key` came before `order` on the level stamped `stamp`.
     #[inline]
     fn met_before(&self, key: u128, stamp: u64, order: u64) -> bool {
-        let slot = &self.slots.as_slice()[self.slot(key)];
-        slot.tag == Self::tag(key, stamp) && slot.order < order
+        let at = self.slot(key);
+        let words = &self.words.as_atomic()[at..at + 2];
+        let noted = words[0].load(Ordering::Relaxed);
+        let check = words[1].load(Ordering::Relaxed);
+        noted ^ check == Self::tag(key, stamp) && noted < order
     }
 
     /// Starts loading `key`'s slot, to be read and perhaps written (see `prefetch_write`).
     #[inline]
     fn prefetch(&self, key: u128) {
-        crate::search::prefetch_write(&self.slots.as_slice()[self.slot(key)]);
+        crate::search::prefetch_write(&self.words.as_slice()[self.slot(key)]);
     }
 
     #[inline]
-    fn note(&mut self, key: u128, stamp: u64, order: u64) {
-        let slot = self.slot(key);
-        self.slots.as_mut_slice()[slot] = RepeatSlot {
-            tag: Self::tag(key, stamp),
-            order,
-        };
+    fn note(&self, key: u128, stamp: u64, order: u64) {
+        let at = self.slot(key);
+        let words = &self.words.as_atomic()[at..at + 2];
+        words[0].store(order, Ordering::Relaxed);
+        words[1].store(order ^ Self::tag(key, stamp), Ordering::Relaxed);
     }
 }
 
@@ -1133,9 +1130,44 @@ mod tests {
         }
     }
 
+    /// One thread rewrites a slot with two keys in turn while another reads it: a read that
+    /// mixes one write's order with the other's check word must not verify. Key A is only ever
+    /// noted numbered 10, so a copy numbered 7 is never a repeat of it; key B, noted as 5,
+    /// shares A's slot. Storing the tag and the order as they are (no XOR) failed this in five
+    /// runs out of five on two CPUs.
+    #[test]
+    fn a_slot_rewritten_meanwhile_never_verifies_for_another_key() {
+        let repeats = Repeats::new();
+        let high = 0x0123_4567_89ab_cdefu128 << 64;
+        let (a, b) = (high | 0x1111, high | 0x2222);
+        let stamp = 3;
+        let stop = AtomicBool::new(false);
+        let (false_repeats, seen_a) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    repeats.note(a, stamp, 10);
+                    repeats.note(b, stamp, 5);
+                }
+            });
+            // Reads go on until the writer has been seen at work (on a busy machine it may
+            // start late), for a few seconds at most.
+            let (mut false_repeats, mut seen_a, mut reads) = (0, false, 0);
+            let start = Instant::now();
+            while (reads < 4_000_000 || !seen_a) && start.elapsed().as_secs() < 5 {
+                false_repeats += usize::from(repeats.met_before(a, stamp, 7));
+                seen_a |= repeats.met_before(a, stamp, 11);
+                reads += 1;
+            }
+            stop.store(true, Ordering::Relaxed);
+            (false_repeats, seen_a)
+        });
+        assert!(seen_a, "the reader saw key A's note");
+        assert_eq!(false_repeats, 0);
+    }
+
     #[test]
     fn a_repeat_is_only_a_later_copy_on_the_same_level() {
-        let mut repeats = Repeats::new();
+        let repeats = Repeats::new();
         let key = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
         let (level, order) = (7, (3u64 << ORDER_SHIFT) | 12);
         assert!(!repeats.met_before(key, level, order + 1));
