@@ -707,6 +707,14 @@ impl LevelPositions {
         self.ends.push(self.checks.len() as u32);
     }
 
+    /// Starts owning the lines the next positions go to (see [`prefetch_tail`]).
+    #[inline]
+    fn prefetch_tails(&self) {
+        prefetch_tail(&self.packed);
+        prefetch_tail(&self.checks);
+        prefetch_tail(&self.ends);
+    }
+
     /// Starts loading positions `range` and their checks: a thread expanding a batch of them
     /// mostly reads lines that another thread wrote last (the merge, or its insertion), each a
     /// round trip between CPUs if taken one by one as the expansion comes to them.
@@ -812,6 +820,16 @@ impl Level<'_> {
 fn prefetch_lines<T>(items: &[T]) {
     let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
     items.iter().step_by(step).for_each(crate::search::prefetch);
+}
+
+/// Starts owning the line past the end of `items` (written next as it grows): where another
+/// thread read the vector last, each new line is otherwise taken back from its CPU only when a
+/// store reaches it, and the stores behind that one wait (stores complete in order). A hint:
+/// past the allocation it loads nothing of use, and costs nothing else.
+#[inline]
+fn prefetch_tail<T>(items: &[T]) {
+    let end = items.as_ptr_range().end as *const u8;
+    crate::search::prefetch_write(end.wrapping_add(64));
 }
 
 /// The next level as one thread builds it.

@@ -124,6 +124,19 @@ impl Found {
         self.paths.clear();
     }
 
+    /// Starts owning the lines the next copies go to: the list was last filled two levels
+    /// ago, and every thread read its positions as parents on the level after, so each line
+    /// is first taken back from another CPU (寿限無 19447 at two threads: `undo_move`, whose
+    /// stores waited behind the list's, 2,568 -> 1,585 samples in three runs).
+    #[inline]
+    fn prefetch_tails(&self) {
+        self.positions.prefetch_tails();
+        super::prefetch_tail(&self.orders);
+        super::prefetch_tail(&self.keys);
+        super::prefetch_tail(&self.links);
+        super::prefetch_tail(&self.paths);
+    }
+
     fn bytes(&self) -> usize {
         self.positions.bytes()
             + self.orders.capacity() * 8
@@ -1477,6 +1490,7 @@ impl ChildSink for Sink<'_> {
                 found.keys.push(child.key);
                 found.links.push(child.link);
                 found.paths.push(child.paths);
+                found.prefetch_tails();
             }
             Err(()) => self.later(child.key, child.link, child.paths),
         }
