@@ -239,15 +239,28 @@ impl Shard {
         }
     }
 
-    /// Starts loading the slot where `key` would go.
+    /// Starts loading the slot where `key` would go, to be read.
     #[inline]
     pub(super) fn prefetch(&self, key: u128) {
+        self.prefetch_with(key, crate::search::prefetch);
+    }
+
+    /// Starts loading the slot where `key` would go, to be written: an owner inserting keys
+    /// whose lines the other threads read last (their look-ups on the level) otherwise takes
+    /// each line back from their CPU only when its store comes.
+    #[inline]
+    pub(super) fn prefetch_for_insert(&self, key: u128) {
+        self.prefetch_with(key, |slot| crate::search::prefetch_write(slot));
+    }
+
+    #[inline]
+    fn prefetch_with(&self, key: u128, load: impl Fn(&u64)) {
         let table = self.table.as_slice();
         let i = home(stored(key), table.len());
-        crate::search::prefetch(&table[i]);
+        load(&table[i]);
         // A probe past the line's end goes on into the next.
         if let Some(next) = table.get((i | 7) + 1) {
-            crate::search::prefetch(next);
+            load(next);
         }
         if let Some(frozen) = &self.frozen {
             frozen.prefetch(stored(key));

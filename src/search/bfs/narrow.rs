@@ -1301,7 +1301,7 @@ impl Run<'_> {
                 let shard = keyset::shard_of(key);
                 if shard % threads == thread && !marks[t].is_stale(entry) {
                     // SAFETY: one of this thread's shards, in step 2.
-                    unsafe { self.shards.owned(shard, thread, threads) }.prefetch(key);
+                    unsafe { self.shards.owned(shard, thread, threads) }.prefetch_for_insert(key);
                     local.owned_keys.push(key);
                 }
             }

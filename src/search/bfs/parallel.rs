@@ -811,7 +811,7 @@ fn insert_owned(
             // Start loading the slot a few candidates ahead (in this share: most likely the
             // ones inserted next): the look-ups are cache misses.
             if let Some(ahead) = bucket.get(*at + PREFETCH_AHEAD) {
-                shards[keyset::shard_of(ahead.key) / owners].prefetch(ahead.key);
+                shards[keyset::shard_of(ahead.key) / owners].prefetch_for_insert(ahead.key);
             }
             let shard = &mut shards[keyset::shard_of(c.key) / owners];
             match shard.insert(c.key, &mut allowance, cram) {
