@@ -70,7 +70,10 @@ pub(super) fn fixed_bytes(threads: usize) -> usize {
 /// it and no other touches it, or any thread reads it and none writes it (each use says which).
 /// The barriers order one phase's writes before the next phase's reads. Shared through a cell
 /// rather than a lock: a lock taken and let go by every thread in every phase is a round trip
-/// between the CPUs each time, on levels that last some 40 microseconds.
+/// between the CPUs each time, on levels that last some 40 microseconds. Each on lines of its
+/// own: the threads' cells sit side by side in vectors, and one thread's pushes to its list
+/// (its vectors' lengths) would otherwise take the line from a thread reading the next cell.
+#[repr(align(128))]
 struct PhasedCell<T>(UnsafeCell<T>);
 
 // SAFETY: the loop keeps the discipline above, so a `&mut` to the value never exists beside any
@@ -149,7 +152,9 @@ impl Found {
 /// What other threads write into one thread's list: the copies they displaced (see
 /// [`Claims`]) and the further ways into its positions they found; a word an entry (the top
 /// bit: stale; the low 32 bits: ways in gained, which never reach the top). The table is
-/// mapped, not written, when made: a pass touches only the pages its lists reach.
+/// mapped, not written, when made: a pass touches only the pages its lists reach. On lines of
+/// its own, away from the other threads' marks.
+#[repr(align(128))]
 struct Marks {
     words: ZeroedTable<u64>,
     stale_count: AtomicUsize,
