@@ -710,9 +710,9 @@ impl LevelPositions {
     /// Starts owning the lines the next positions go to (see [`prefetch_tail`]).
     #[inline]
     fn prefetch_tails(&self) {
-        prefetch_tail(&self.packed);
-        prefetch_tail(&self.checks);
-        prefetch_tail(&self.ends);
+        prefetch_tail(&self.packed, TAIL_AHEAD);
+        prefetch_tail(&self.checks, TAIL_AHEAD);
+        prefetch_tail(&self.ends, TAIL_AHEAD);
     }
 
     /// Starts loading positions `range` and their checks: a thread expanding a batch of them
@@ -822,15 +822,19 @@ fn prefetch_lines<T>(items: &[T]) {
     items.iter().step_by(step).for_each(crate::search::prefetch);
 }
 
-/// Starts owning the line past the end of `items` (written next as it grows): where another
-/// thread read the vector last, each new line is otherwise taken back from its CPU only when a
-/// store reaches it, and the stores behind that one wait (stores complete in order). A hint:
-/// past the allocation it loads nothing of use, and costs nothing else.
+/// Starts owning the line `ahead` bytes past the end of `items` (written as it grows): where
+/// another thread read the vector last, each new line is otherwise taken back from its CPU only
+/// when a store reaches it, and the stores behind that one wait (stores complete in order). A
+/// hint: past the allocation it loads nothing of use, and costs nothing else.
 #[inline]
-fn prefetch_tail<T>(items: &[T]) {
+pub(super) fn prefetch_tail<T>(items: &[T], ahead: usize) {
     let end = items.as_ptr_range().end as *const u8;
-    crate::search::prefetch_write(end.wrapping_add(64));
+    crate::search::prefetch_write(end.wrapping_add(ahead));
 }
+
+/// How far ahead a list filled one entry at a time starts owning its next lines: the line
+/// after the one being written.
+pub(super) const TAIL_AHEAD: usize = 64;
 
 /// The next level as one thread builds it.
 struct NextLevel<'a> {

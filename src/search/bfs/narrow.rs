@@ -134,10 +134,10 @@ impl Found {
     #[inline]
     fn prefetch_tails(&self) {
         self.positions.prefetch_tails();
-        super::prefetch_tail(&self.orders);
-        super::prefetch_tail(&self.keys);
-        super::prefetch_tail(&self.links);
-        super::prefetch_tail(&self.paths);
+        super::prefetch_tail(&self.orders, super::TAIL_AHEAD);
+        super::prefetch_tail(&self.keys, super::TAIL_AHEAD);
+        super::prefetch_tail(&self.links, super::TAIL_AHEAD);
+        super::prefetch_tail(&self.paths, super::TAIL_AHEAD);
     }
 
     fn bytes(&self) -> usize {

@@ -760,8 +760,8 @@ impl Buckets<'_> {
         let bucket = &mut self.buckets[keyset::shard_of(key) % self.owners];
         // The buckets' lines were last read by their owners, on other threads: owning them
         // again takes a round trip between CPUs, started here a few candidates ahead.
-        crate::search::prefetch_write(bucket.as_ptr().wrapping_add(bucket.len() + 4));
-        crate::search::prefetch_write(self.checks.as_ptr().wrapping_add(self.checks.len() + 64));
+        super::prefetch_tail(bucket, 4 * std::mem::size_of::<Candidate>());
+        super::prefetch_tail(&self.checks, 64 * std::mem::size_of::<Move>());
         bucket.push(Candidate {
             order,
             key,
