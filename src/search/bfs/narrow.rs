@@ -110,9 +110,19 @@ struct Found {
     links: Vec<Link>,
     /// Ways in through the first copy (counting; others add theirs in `Marks::gained`).
     paths: Vec<u32>,
+    /// The entries whose keys go to each thread's shards of the key set, so that in step 2 a
+    /// thread reads only the keys it inserts, not every key of every other thread's list.
+    owners: Vec<Vec<u16>>,
 }
 
 impl Found {
+    fn new(threads: usize) -> Found {
+        Found {
+            owners: vec![Vec::new(); threads],
+            ..Found::default()
+        }
+    }
+
     fn len(&self) -> usize {
         self.positions.len()
     }
@@ -125,6 +135,7 @@ impl Found {
         self.keys.clear();
         self.links.clear();
         self.paths.clear();
+        self.owners.iter_mut().for_each(Vec::clear);
     }
 
     /// Starts owning the lines the next copies go to: the list was last filled two levels
@@ -146,6 +157,7 @@ impl Found {
             + self.keys.capacity() * 16
             + self.links.capacity() * super::LINK_BYTES
             + self.paths.capacity() * 4
+            + self.owners.iter().map(|o| o.capacity() * 2).sum::<usize>()
     }
 }
 
@@ -439,7 +451,7 @@ impl Narrow {
         assert!((2..=256).contains(&threads));
         let lists = || {
             (0..threads)
-                .map(|_| PhasedCell::new(Found::default()))
+                .map(|_| PhasedCell::new(Found::new(threads)))
                 .collect()
         };
         let marks = || {
@@ -1238,6 +1250,7 @@ impl Run<'_> {
             claims_limit,
             events: &self.events.0,
             thread,
+            threads: narrow.threads,
             counting,
             parent: u32::MAX,
             number: 0,
@@ -1374,9 +1387,11 @@ impl Run<'_> {
         // shard when full.
         local.owned_keys.clear();
         for (t, list) in lists.iter().enumerate() {
-            for (entry, &key) in list.keys.iter().enumerate() {
-                let shard = keyset::shard_of(key);
-                if shard % threads == thread && !marks[t].is_stale(entry) {
+            for &entry in &list.owners[thread] {
+                let entry = usize::from(entry);
+                if !marks[t].is_stale(entry) {
+                    let key = list.keys[entry];
+                    let shard = keyset::shard_of(key);
                     // SAFETY: one of this thread's shards, in step 2.
                     unsafe { self.shards.owned(shard, thread, threads) }.prefetch_for_insert(key);
                     local.owned_keys.push(key);
@@ -1470,6 +1485,7 @@ struct Sink<'s> {
     claims_limit: usize,
     events: &'s AtomicU8,
     thread: usize,
+    threads: usize,
     counting: bool,
     /// The parent whose children are coming in, and how many of them have been numbered.
     parent: u32,
@@ -1565,6 +1581,7 @@ impl ChildSink for Sink<'_> {
                 found.positions.push(child.pos.pack(), child.checks);
                 found.orders.push(self.order);
                 found.keys.push(child.key);
+                found.owners[keyset::shard_of(child.key) % self.threads].push(entry as u16);
                 found.links.push(child.link);
                 found.paths.push(child.paths);
                 found.prefetch_tails();
