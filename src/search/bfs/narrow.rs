@@ -16,10 +16,11 @@
 //!    claim marks the copy it displaced as stale.
 //! 2. **Rank** (after the first barrier, every thread its own copies): a new position's place
 //!    in the next level is the number of live copies, of all the threads, with a lower order;
-//!    each thread notes its copies' places, inserts their keys into the key set (room was made
-//!    at the barrier), and resolves its further ways in.
-//! 3. At the second barrier the calling thread books the level: its edges, its figures, the
-//!    memory.
+//!    each thread writes its copies into the next level's index at their places (made as long
+//!    as the level at the barrier), inserts the keys of its own shards, from every thread's
+//!    copies, into the key set, and resolves its further ways in.
+//! 3. At the second barrier the calling thread decides whether the loop goes on, and books the
+//!    level (its edges, its figures, the memory) while the others start on the next.
 //!
 //! The levels, their edges and their counts are exactly one thread's, in its order; only the
 //! positions stay in the list of the thread that found them, each with its place. A level that
