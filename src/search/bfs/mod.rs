@@ -70,6 +70,15 @@ struct Link {
     evasion: Move,
 }
 
+impl Link {
+    /// A slot's filler until its link is written (no parent has this index).
+    const UNSET: Link = Link {
+        parent: u32::MAX,
+        check: Move::NULL,
+        evasion: Move::NULL,
+    };
+}
+
 const LINK_BYTES: usize = std::mem::size_of::<Link>();
 /// Links moved to disk at a time when memory runs short (a fraction of a second of writing).
 const DISK_STEP_BYTES: usize = 64 << 20;

@@ -645,15 +645,10 @@ unsafe impl Send for Placed {}
 impl Placed {
     /// Points at `index` and `first`, made `len` long.
     fn over(index: &mut Vec<u32>, first: &mut Vec<Link>, len: usize) -> Placed {
-        let unset = Link {
-            parent: u32::MAX,
-            check: Move::NULL,
-            evasion: Move::NULL,
-        };
         index.clear();
         index.resize(len, 0);
         first.clear();
-        first.resize(len, unset);
+        first.resize(len, Link::UNSET);
         Placed {
             index: index.as_mut_ptr(),
             first: first.as_mut_ptr(),
@@ -1019,7 +1014,7 @@ impl Leader<'_, '_, '_> {
         *unsafe { run.placed.get_mut() } = Placed::default();
         let first = std::mem::take(unsafe { run.first.get_mut() });
         debug_assert!(
-            first.iter().all(|l| l.parent != u32::MAX),
+            first.iter().all(|&l| l != Link::UNSET),
             "every place is taken"
         );
         let extra: Vec<(u32, Link, u64)> = locals().flat_map(|l| l.extra.iter().copied()).collect();

@@ -487,12 +487,7 @@ fn merge(
         for c in 1..starts.len() {
             starts[c] += starts[c - 1];
         }
-        let unset = Link {
-            parent: 0,
-            check: Move::NULL,
-            evasion: Move::NULL,
-        };
-        edges.extra = vec![(0, unset); starts[order.len()] as usize];
+        edges.extra = vec![(0, Link::UNSET); starts[order.len()] as usize];
         for (owner, o) in inserted.iter().enumerate() {
             for &(i, link) in &o.extra {
                 let child = global[owner][i as usize];
