@@ -51,6 +51,8 @@ const FULL_PERCENT: usize = 70;
 /// with a fifth of its memory unused, and growing by half while it fitted, then filling, at
 /// 6,767 plies with shards grown last still half empty.
 const AMPLE_SHARDS: usize = 32;
+/// A shard this full (per cent) may be grown ahead of its insertions (see `Shard::grown_ahead`).
+const AHEAD_PERCENT: usize = 65;
 const CRAMMED_PERCENT: usize = 90;
 /// A freeze must free at least this fraction (1 / n) of the set's bytes.
 const MIN_FREEZE_SAVING: usize = 8;
@@ -210,10 +212,7 @@ impl Shard {
         let word = stored(key);
         let size = self.table.len();
         if (self.tally.len + 1) * 100 > size * FULL_PERCENT {
-            let ample = *allowance / AMPLE_SHARDS >= size * SLOT_BYTES;
-            let bigger = size + if ample { size / 2 } else { size / 16 };
-            // While growing, the old and the new table exist together.
-            match Some(bigger).filter(|b| (size + b) * SLOT_BYTES <= *allowance) {
+            match self.bigger(*allowance) {
                 Some(bigger) => {
                     self.grow(bigger)?;
                     *allowance -= (bigger - size) * SLOT_BYTES;
@@ -237,6 +236,39 @@ impl Shard {
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         }
+    }
+
+    /// The size the table grows to when full, with `allowance` bytes to grow by: by half while
+    /// memory is ample, else by a sixteenth (see `AMPLE_SHARDS`); `None` if even that does not
+    /// fit (while growing, the old and the new table exist together).
+    fn bigger(&self, allowance: usize) -> Option<usize> {
+        let size = self.table.len();
+        let ample = allowance / AMPLE_SHARDS >= size * SLOT_BYTES;
+        let bigger = size + if ample { size / 2 } else { size / 16 };
+        Some(bigger).filter(|b| (size + b) * SLOT_BYTES <= allowance)
+    }
+
+    /// A shard nearly full (`AHEAD_PERCENT`) made again bigger, as it would grow at its next
+    /// insertions, with the bytes it adds (`None`: not due, or not within `allowance`). Only
+    /// reads the shard, so its owner can do it while other threads look keys up in it, and put
+    /// it in before it inserts again (see [`Shard::put_grown`]).
+    pub(super) fn grown_ahead(&self, allowance: usize) -> Option<Grown> {
+        let size = self.table.len();
+        if self.tally.len * 100 < size * AHEAD_PERCENT {
+            return None;
+        }
+        let bigger = self.bigger(allowance)?;
+        Some(Grown {
+            table: rehashed(self.table.as_slice().iter().copied(), bigger)?,
+            keys: self.tally.len,
+            bytes: (bigger - size) * SLOT_BYTES,
+        })
+    }
+
+    /// Puts in the table `grown_ahead` made, the shard having taken no key since.
+    pub(super) fn put_grown(&mut self, grown: Grown) {
+        assert_eq!(grown.keys, self.tally.len, "no key inserted since the copy");
+        self.table = grown.table;
     }
 
     /// Starts loading the slot where `key` would go, to be read.
@@ -268,18 +300,32 @@ impl Shard {
     }
 
     fn grow(&mut self, slots: usize) -> Result<(), ()> {
-        let bigger = ZeroedTable::new_populated(slots).ok_or(())?;
-        let old = std::mem::replace(&mut self.table, bigger);
-        let table = self.table.as_mut_slice();
-        for word in old.as_slice().iter().copied().filter(|&w| w != 0) {
-            let mut i = home(word, slots);
-            while table[i] != 0 {
-                i = if i + 1 == slots { 0 } else { i + 1 };
-            }
-            table[i] = word;
-        }
+        self.table = rehashed(self.table.as_slice().iter().copied(), slots).ok_or(())?;
         Ok(())
     }
+}
+
+/// A shard's table grown ahead of its insertions (see [`Shard::grown_ahead`]).
+pub(super) struct Grown {
+    table: ZeroedTable<u64>,
+    /// The keys the shard held when copied.
+    keys: usize,
+    /// What the shard grows by.
+    pub(super) bytes: usize,
+}
+
+/// A table of `slots` slots holding `words` (those not zero); `None` without the memory.
+fn rehashed(words: impl Iterator<Item = u64>, slots: usize) -> Option<ZeroedTable<u64>> {
+    let mut bigger = ZeroedTable::new_populated(slots)?;
+    let table = bigger.as_mut_slice();
+    for word in words.filter(|&w| w != 0) {
+        let mut i = home(word, slots);
+        while table[i] != 0 {
+            i = if i + 1 == slots { 0 } else { i + 1 };
+        }
+        table[i] = word;
+    }
+    Some(bigger)
 }
 
 impl KeySet {
@@ -443,6 +489,47 @@ mod tests {
         assert_eq!(shard.len(), 1062 * 90 / 100);
         assert!(inserted.iter().all(|&k| shard.contains(k)));
         assert_eq!(shard.len(), inserted.len());
+    }
+
+    /// A shard is grown ahead only once nearly full and within the allowance, by what an
+    /// insertion would grow it by, and keeps every key; the copy must go in before any other
+    /// key does.
+    #[test]
+    fn a_shard_grown_ahead_keeps_its_keys() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut shard = Shard::new();
+        shard.grow(1000).unwrap();
+        let mut allowance = usize::MAX;
+        let mut i = 0;
+        while shard.len() * 100 < 1000 * AHEAD_PERCENT - 100 {
+            shard.insert(key(i), &mut allowance, false).unwrap();
+            i += 1;
+            assert!(shard.grown_ahead(usize::MAX).is_none(), "not due at {i}");
+        }
+        shard.insert(key(i), &mut allowance, false).unwrap();
+        i += 1;
+        assert!(
+            shard.grown_ahead(1500 * SLOT_BYTES).is_none(),
+            "not within the allowance"
+        );
+        let grown = shard.grown_ahead(usize::MAX).expect("due");
+        assert_eq!(grown.bytes, 500 * SLOT_BYTES);
+        shard.put_grown(grown);
+        assert_eq!(shard.table.len(), 1500);
+        assert_eq!(shard.len(), i as usize);
+        assert!((0..i).all(|k| shard.contains(key(k))));
+        let grown = shard.grown_ahead(usize::MAX);
+        assert!(grown.is_none(), "two thirds as full now");
+        // A copy taken before an insertion would lose the key: refused.
+        while shard.len() * 100 < 1500 * AHEAD_PERCENT {
+            shard.insert(key(i), &mut allowance, false).unwrap();
+            i += 1;
+        }
+        let grown = shard.grown_ahead(usize::MAX).expect("due");
+        shard.insert(key(i), &mut allowance, false).unwrap();
+        let late =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shard.put_grown(grown)));
+        assert!(late.is_err());
     }
 
     #[test]

@@ -400,6 +400,8 @@ struct Local {
     owned_keys: Vec<u128>,
     /// Keys of its shards it could not insert for want of memory.
     leftover: Vec<u128>,
+    /// Its shards grown ahead during the expansion, to be put in at step 2.
+    grown_ahead: Vec<(usize, keyset::Grown)>,
     /// Slots taken in each claims table, to free once it is done with.
     taken: [Vec<u32>; 2],
     abort: Option<Abort>,
@@ -421,6 +423,7 @@ impl Local {
             live_before: Vec::new(),
             owned_keys: Vec::new(),
             leftover: Vec::new(),
+            grown_ahead: Vec::new(),
             taken: [Vec::new(), Vec::new()],
             abort: None,
             bytes: 0,
@@ -760,6 +763,10 @@ pub(super) fn run(
     };
     let helper = |part: usize| run.help(part + 1);
     crew.beside(helpers, &helper, &mut own);
+    // Tables grown ahead for a step 2 that did not come.
+    for local in &mut narrow.local {
+        local.0.get_mut().grown_ahead.clear();
+    }
     *book.nodes = nodes_before
         + narrow
             .nodes
@@ -1216,6 +1223,18 @@ impl Run<'_> {
         local.extra.clear();
         local.mates.clear();
         local.abort = None;
+        // Its shards that are nearly full are grown now, where the other threads take the
+        // batches it does not, rather than in step 2, where they would wait for it (寿限無
+        // 19447 at two threads: some 680 of step 2's insertions grew a shard, 59 us each
+        // against 2.6 us for the others).
+        local.grown_ahead.clear();
+        let mut left = self.allowance.load(Ordering::Relaxed);
+        for shard in (thread..seen.shards.len()).step_by(narrow.threads) {
+            if let Some(grown) = seen.shards[shard].grown_ahead(left) {
+                left -= grown.bytes;
+                local.grown_ahead.push((shard, grown));
+            }
+        }
         cut_into_batches(
             (0, index.len()),
             self.batch,
@@ -1378,6 +1397,14 @@ impl Run<'_> {
                 )
             };
         }
+        // The shards grown ahead go in first (nothing was inserted since they were copied).
+        let mut allowance = self.allowance.load(Ordering::Relaxed);
+        let start = allowance;
+        for (shard, grown) in local.grown_ahead.drain(..) {
+            allowance -= grown.bytes;
+            // SAFETY: one of this thread's shards, in step 2.
+            unsafe { self.shards.owned(shard, thread, threads) }.put_grown(grown);
+        }
         // The keys of this thread's shards, from every list: their slots loaded as they are
         // gathered (the insertions then find them in the cache), then inserted, growing a
         // shard when full.
@@ -1394,8 +1421,6 @@ impl Run<'_> {
                 }
             }
         }
-        let mut allowance = self.allowance.load(Ordering::Relaxed);
-        let start = allowance;
         local.leftover.clear();
         for &key in &local.owned_keys {
             // SAFETY: as above.
