@@ -38,7 +38,8 @@ pub struct BenchOptions {
     pub long: bool,
     pub hash_mb: usize,
     /// The thread counts to run. With more than one (or more than one round), the runs
-    /// alternate: each round solves the problems once at each count, in this order.
+    /// alternate: each round solves each problem once at each count, back to back (see
+    /// [`counts_in_round`]).
     pub threads: Vec<usize>,
     /// Rounds of alternated runs (see `threads`).
     pub rounds: usize,
@@ -178,34 +179,52 @@ fn run_compared(
     };
     for round in 1..=options.rounds {
         let of = options.rounds;
-        for (k, &threads) in options.threads.iter().enumerate() {
-            let rows = problems
-                .iter()
-                .map(|p| solve_one(&mut solver, p, options, threads))
-                .collect::<std::io::Result<Vec<Solved>>>()?;
-            all_right &= !rows.iter().any(|r| r.wrong);
-            record(k, &rows, format!("round {round}/{of} threads {threads}"))?;
-        }
-        if let [a, b] = &mut pair_solvers[..] {
-            let mut slower = Vec::new();
-            for p in problems {
+        // rows[column][problem]
+        let mut rows: Vec<Vec<Solved>> = (0..columns).map(|_| Vec::new()).collect();
+        for p in problems {
+            for k in counts_in_round(round, options.threads.len()) {
+                let solved = solve_one(&mut solver, p, options, options.threads[k])?;
+                all_right &= !solved.wrong;
+                rows[k].push(solved);
+            }
+            if let [a, b] = &mut pair_solvers[..] {
                 let (x, y) = solve_twice_at_once((a, b), p, options)?;
                 all_right &= !x.wrong && !y.wrong;
-                slower.push(if x.secs >= y.secs { x } else { y });
+                rows[columns - 1].push(if x.secs >= y.secs { x } else { y });
             }
+        }
+        for (k, &threads) in options.threads.iter().enumerate() {
+            record(k, &rows[k], format!("round {round}/{of} threads {threads}"))?;
+        }
+        if options.pair {
             let what =
                 format!("round {round}/{of} two one-thread solves at once (the slower of each)");
-            record(columns - 1, &slower, what)?;
+            record(columns - 1, &rows[columns - 1], what)?;
         }
     }
     write_comparison(options, problems, &times, &totals, out)?;
     Ok(all_right)
 }
 
+/// The order a round runs the thread counts in, for each problem: as given in odd rounds,
+/// reversed in even ones. A problem's runs at each count come back to back, seconds apart, so
+/// that a round's ratio of them sees the shared machine in one state (run count after count,
+/// the whole list at one and then at two threads, they were up to a minute apart on the long
+/// problems); reversing every other round keeps whatever the order itself does (a cache or an
+/// allocator left warm by the run before) from favouring one count.
+fn counts_in_round(round: usize, counts: usize) -> Vec<usize> {
+    if round % 2 == 1 {
+        (0..counts).collect()
+    } else {
+        (0..counts).rev().collect()
+    }
+}
+
 /// The comparison table: each problem's median time at each thread count and, for every count
 /// after the first, the median over rounds of that round's first-count time over this one's
-/// (the speed-up, with its lowest and highest: a round's two runs are minutes apart at most,
-/// so the ratio cancels more of a shared machine's drift than the ratio of medians does).
+/// (the speed-up, with its lowest and highest: a round's runs of one problem come back to back
+/// (see [`counts_in_round`]), so the ratio cancels more of a shared machine's drift than the
+/// ratio of medians does).
 ///
 /// With the pair (`BenchOptions::pair`, one thread against two): what two CPUs give two
 /// separate one-thread solves that round, the *ceiling*, twice the one-thread time over the
@@ -502,7 +521,7 @@ fn time_rounds(
 
 #[cfg(test)]
 mod tests {
-    use super::{median, run, BenchOptions};
+    use super::{counts_in_round, median, run, BenchOptions};
 
     #[test]
     fn no_thread_count_or_no_round_is_an_error_not_a_panic() {
@@ -521,6 +540,16 @@ mod tests {
             assert!(error.contains("at least one thread count"), "{error}");
         }
         assert!(out.is_empty(), "nothing solved before the error");
+    }
+
+    #[test]
+    fn rounds_alternate_the_order_of_the_counts() {
+        assert_eq!(counts_in_round(1, 2), [0, 1]);
+        assert_eq!(counts_in_round(2, 2), [1, 0]);
+        assert_eq!(counts_in_round(3, 3), [0, 1, 2]);
+        assert_eq!(counts_in_round(4, 3), [2, 1, 0]);
+        assert_eq!(counts_in_round(1, 1), [0]);
+        assert_eq!(counts_in_round(2, 1), [0]);
     }
 
     #[test]

@@ -101,8 +101,9 @@ enum Command {
         #[arg(long, conflicts_with_all = ["long", "rounds"])]
         checks: bool,
         /// Search threads (default 1, so that figures compare across machines). Several, as
-        /// `1,2`, compare them: the runs alternate (A, B, A, B ...) for --rounds rounds, and
-        /// each problem's median times and speed-ups are reported.
+        /// `1,2`, compare them: each problem is solved at each count back to back (A, B, then
+        /// B, A in the next round ...) for --rounds rounds, and each problem's median times and
+        /// speed-ups are reported.
         #[arg(long, value_name = "N[,N...]", value_delimiter = ',',
               value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: Vec<u16>,

@@ -47,7 +47,8 @@ fn thread_counts_alternate_and_are_compared() {
         "3",
     ]);
     assert_eq!(code, 0, "{err}");
-    // A, B, A, B, A, B: each round runs every count once, in the order given.
+    // Each round a line for each count, in the order given (the runs themselves go problem by
+    // problem, the counts' order reversed every other round).
     let rounds: Vec<(&str, &str)> = out
         .lines()
         .filter(|l| l.starts_with("round "))

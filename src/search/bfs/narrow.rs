@@ -1224,9 +1224,9 @@ impl Run<'_> {
         local.mates.clear();
         local.abort = None;
         // Its shards that are nearly full are grown now, where the other threads take the
-        // batches it does not, rather than in step 2, where they would wait for it (寿限無
-        // 19447 at two threads: some 680 of step 2's insertions grew a shard, 59 us each
-        // against 2.6 us for the others).
+        // batches it does not, rather than in step 2, where they would wait for it (森茂 1965
+        // at two threads: 486 of step 2's insertion runs grew a shard, 140 us each, against
+        // 40 us for the others).
         local.grown_ahead.clear();
         let mut left = self.allowance.load(Ordering::Relaxed);
         for shard in (thread..seen.shards.len()).step_by(narrow.threads) {
