@@ -605,15 +605,26 @@ struct Shards {
 unsafe impl Sync for Shards {}
 unsafe impl Send for Shards {}
 
+/// The thread of `threads` that inserts into shard `shard` (and alone grows it).
+#[inline]
+fn owner_of(shard: usize, threads: usize) -> usize {
+    shard % threads
+}
+
+/// The shards of `shards` that `thread` of `threads` owns.
+fn shards_of(thread: usize, threads: usize, shards: usize) -> impl Iterator<Item = usize> {
+    (0..shards).filter(move |&shard| owner_of(shard, threads) == thread)
+}
+
 impl Shards {
     /// Shard `shard`, for `thread` of `threads` to insert into.
     ///
     /// # Safety
-    /// Only in step 2, by the thread that owns the shard (`shard % threads == thread`), and
-    /// no other reference to the key set is in use then.
+    /// Only in step 2, by the thread that owns the shard (`owner_of`), and no other reference
+    /// to the key set is in use then.
     #[allow(clippy::mut_from_ref)]
     unsafe fn owned(&self, shard: usize, thread: usize, threads: usize) -> &mut Shard {
-        assert!(shard < self.len && shard % threads == thread);
+        assert!(shard < self.len && owner_of(shard, threads) == thread);
         // SAFETY: in bounds (asserted); by the caller's promise this thread alone uses the
         // shard now.
         unsafe { &mut *self.first.add(shard) }
@@ -1229,7 +1240,7 @@ impl Run<'_> {
         // 40 us for the others).
         local.grown_ahead.clear();
         let mut left = self.allowance.load(Ordering::Relaxed);
-        for shard in (thread..seen.shards.len()).step_by(narrow.threads) {
+        for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
             if let Some(grown) = seen.shards[shard].grown_ahead(left) {
                 left -= grown.bytes;
                 local.grown_ahead.push((shard, grown));
@@ -1602,7 +1613,8 @@ impl ChildSink for Sink<'_> {
                 found.positions.push(child.pos.pack(), child.checks);
                 found.orders.push(self.order);
                 found.keys.push(child.key);
-                found.owners[keyset::shard_of(child.key) % self.threads].push(entry as u16);
+                let owner = owner_of(keyset::shard_of(child.key), self.threads);
+                found.owners[owner].push(entry as u16);
                 found.links.push(child.link);
                 found.paths.push(child.paths);
                 found.prefetch_tails();
