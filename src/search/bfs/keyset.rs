@@ -75,6 +75,19 @@ fn home(stored: u64, len: usize) -> usize {
     ((stored as u128 * len as u128) >> 64) as usize
 }
 
+/// The thread of `owners` that inserts into shard `shard` when several insert at once: each
+/// shard has one writer. One rule for both parallel loops (`parallel.rs`, `narrow.rs`).
+#[inline]
+pub(super) fn owner_of(shard: usize, owners: usize) -> usize {
+    shard % owners
+}
+
+/// Where shard `shard` comes among its owner's shards, as [`KeySet::split_among`] lists them.
+#[inline]
+pub(super) fn place_among_owned(shard: usize, owners: usize) -> usize {
+    shard / owners
+}
+
 /// Which shard holds `key`.
 #[inline]
 pub(super) fn shard_of(key: u128) -> usize {
@@ -330,6 +343,15 @@ fn rehashed(words: impl Iterator<Item = u64>, slots: usize) -> Option<ZeroedTabl
 
 impl KeySet {
     const SHARDS: usize = 1 << SHARD_BITS;
+
+    /// The shards shared out among `owners` (see [`owner_of`]), each owner's in rising order.
+    pub(super) fn split_among(&mut self, owners: usize) -> Vec<Vec<&mut Shard>> {
+        let mut split: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
+        for (shard, table) in self.shards.iter_mut().enumerate() {
+            split[owner_of(shard, owners)].push(table);
+        }
+        split
+    }
 
     pub(super) fn new() -> KeySet {
         let shards: Vec<Shard> = (0..Self::SHARDS).map(|_| Shard::new()).collect();

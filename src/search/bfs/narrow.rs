@@ -30,7 +30,7 @@
 
 use super::crew::{wait, Beside};
 use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
-use super::keyset::{self, KeySet, Shard};
+use super::keyset::{self, owner_of, KeySet, Shard};
 use super::parallel::cut_into_batches;
 use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
@@ -590,8 +590,8 @@ const EVENT_ABORT: u8 = 2;
 /// The level is to be given back (a table or list ran out of room).
 const EVENT_GIVE_BACK: u8 = 4;
 
-/// The key set's shards, as step 2 shares them out: thread `t` inserts into the shards whose
-/// number is `t` modulo the thread count, and only into those, so no shard is written by two
+/// The key set's shards, as step 2 shares them out: each thread inserts into the shards it
+/// owns (`keyset::owner_of`), and only into those, so no shard is written by two
 /// threads or read by another while it is written (in that step nobody reads the set
 /// otherwise). A raw pointer, as the set is borrowed whole by the run.
 struct Shards {
@@ -604,12 +604,6 @@ struct Shards {
 // thread's borrows of the whole set between the steps leave this pointer valid.)
 unsafe impl Sync for Shards {}
 unsafe impl Send for Shards {}
-
-/// The thread of `threads` that inserts into shard `shard` (and alone grows it).
-#[inline]
-fn owner_of(shard: usize, threads: usize) -> usize {
-    shard % threads
-}
 
 /// The shards of `shards` that `thread` of `threads` owns.
 fn shards_of(thread: usize, threads: usize, shards: usize) -> impl Iterator<Item = usize> {

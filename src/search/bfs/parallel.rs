@@ -306,10 +306,7 @@ pub(super) fn expand_level(
         let mut froze = false;
         let mut cramming = false;
         loop {
-            let mut shards: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
-            for (i, shard) in seen.shards.iter_mut().enumerate() {
-                shards[i % owners].push(shard);
-            }
+            let shards = seen.split_among(owners);
             // The memory left goes to the owners still inserting.
             let working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
             let share = allowance / working.max(1);
@@ -703,7 +700,7 @@ impl ChildSink for Buckets<'_> {
         // (the set keeps no other), so it need not be played: its candidate carries no
         // position.
         if self.counting
-            && self.inserted[keyset::shard_of(key) % self.owners]
+            && self.inserted[keyset::owner_of(keyset::shard_of(key), self.owners)]
                 .local_index
                 .contains_key(&key)
         {
@@ -752,7 +749,7 @@ impl Buckets<'_> {
         packed: PackedPosition,
         checks: &[Move],
     ) {
-        let bucket = &mut self.buckets[keyset::shard_of(key) % self.owners];
+        let bucket = &mut self.buckets[keyset::owner_of(keyset::shard_of(key), self.owners)];
         // The buckets' lines were last read by their owners, on other threads: owning them
         // again takes a round trip between CPUs, started here a few candidates ahead.
         super::prefetch_tail(bucket, 4 * std::mem::size_of::<Candidate>());
@@ -806,9 +803,10 @@ fn insert_owned(
             // Start loading the slot a few candidates ahead (in this share: most likely the
             // ones inserted next): the look-ups are cache misses.
             if let Some(ahead) = bucket.get(*at + PREFETCH_AHEAD) {
-                shards[keyset::shard_of(ahead.key) / owners].prefetch_for_insert(ahead.key);
+                let shard = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
+                shards[shard].prefetch_for_insert(ahead.key);
             }
-            let shard = &mut shards[keyset::shard_of(c.key) / owners];
+            let shard = &mut shards[keyset::place_among_owned(keyset::shard_of(c.key), owners)];
             match shard.insert(c.key, &mut allowance, cram) {
                 Err(()) => {
                     out.resume_at = Some((batch, next));
