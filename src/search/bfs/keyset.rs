@@ -88,6 +88,11 @@ pub(super) fn place_among_owned(shard: usize, owners: usize) -> usize {
     shard / owners
 }
 
+/// The shards of `shards` that `owner` of `owners` owns, in rising order.
+pub(super) fn shards_of(owner: usize, owners: usize, shards: usize) -> impl Iterator<Item = usize> {
+    (0..shards).filter(move |&shard| owner_of(shard, owners) == owner)
+}
+
 /// Which shard holds `key`.
 #[inline]
 pub(super) fn shard_of(key: u128) -> usize {
@@ -516,6 +521,35 @@ mod tests {
     /// A shard is grown ahead only once nearly full and within the allowance, by what an
     /// insertion would grow it by, and keeps every key; the copy must go in before any other
     /// key does.
+    /// The three spellings of shard ownership agree: the owner's list from `split_among` holds
+    /// shard `s` at `place_among_owned(s)`, and `shards_of` names the same shards.
+    #[test]
+    fn shard_ownership_has_one_rule() {
+        for owners in [1, 2, 3, 4, 7, 64, 100] {
+            let mut set = KeySet::new();
+            let shards = set.shards.len();
+            let starts: Vec<*const Shard> = set.shards.iter().map(|s| s as *const Shard).collect();
+            let split = set.split_among(owners);
+            assert_eq!(split.len(), owners);
+            assert_eq!(split.iter().map(Vec::len).sum::<usize>(), shards);
+            for (shard, &start) in starts.iter().enumerate() {
+                let owner = owner_of(shard, owners);
+                let held: &Shard = split[owner][place_among_owned(shard, owners)];
+                assert!(
+                    std::ptr::eq(held, start),
+                    "shard {shard} of {owners} owners"
+                );
+            }
+            for (owner, mine) in split.iter().enumerate() {
+                let named: Vec<usize> = shards_of(owner, owners, shards).collect();
+                assert_eq!(named.len(), mine.len());
+                for (place, &shard) in named.iter().enumerate() {
+                    assert!(std::ptr::eq(&*mine[place], starts[shard]));
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_shard_grown_ahead_keeps_its_keys() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;

@@ -30,7 +30,7 @@
 
 use super::crew::{wait, Beside};
 use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
-use super::keyset::{self, owner_of, KeySet, Shard};
+use super::keyset::{self, owner_of, shards_of, KeySet, Shard};
 use super::parallel::cut_into_batches;
 use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
@@ -604,11 +604,6 @@ struct Shards {
 // thread's borrows of the whole set between the steps leave this pointer valid.)
 unsafe impl Sync for Shards {}
 unsafe impl Send for Shards {}
-
-/// The shards of `shards` that `thread` of `threads` owns.
-fn shards_of(thread: usize, threads: usize, shards: usize) -> impl Iterator<Item = usize> {
-    (0..shards).filter(move |&shard| owner_of(shard, threads) == thread)
-}
 
 impl Shards {
     /// Shard `shard`, for `thread` of `threads` to insert into.
