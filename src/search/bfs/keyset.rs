@@ -82,6 +82,12 @@ pub(super) fn owner_of(shard: usize, owners: usize) -> usize {
     shard % owners
 }
 
+/// The thread of `owners` that inserts `key` (the owner of its shard).
+#[inline]
+pub(super) fn owner_of_key(key: u128, owners: usize) -> usize {
+    owner_of(shard_of(key), owners)
+}
+
 /// Where shard `shard` comes among its owner's shards, as [`KeySet::split_among`] lists them.
 #[inline]
 pub(super) fn place_among_owned(shard: usize, owners: usize) -> usize {
@@ -518,9 +524,6 @@ mod tests {
         assert_eq!(shard.len(), inserted.len());
     }
 
-    /// A shard is grown ahead only once nearly full and within the allowance, by what an
-    /// insertion would grow it by, and keeps every key; the copy must go in before any other
-    /// key does.
     /// The three spellings of shard ownership agree: the owner's list from `split_among` holds
     /// shard `s` at `place_among_owned(s)`, and `shards_of` names the same shards.
     #[test]
@@ -550,6 +553,9 @@ mod tests {
         }
     }
 
+    /// A shard is grown ahead only once nearly full and within the allowance, by what an
+    /// insertion would grow it by, and keeps every key; the copy must go in before any other
+    /// key does.
     #[test]
     fn a_shard_grown_ahead_keeps_its_keys() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;

@@ -1602,8 +1602,7 @@ impl ChildSink for Sink<'_> {
                 found.positions.push(child.pos.pack(), child.checks);
                 found.orders.push(self.order);
                 found.keys.push(child.key);
-                let owner = owner_of(keyset::shard_of(child.key), self.threads);
-                found.owners[owner].push(entry as u16);
+                found.owners[keyset::owner_of_key(child.key, self.threads)].push(entry as u16);
                 found.links.push(child.link);
                 found.paths.push(child.paths);
                 found.prefetch_tails();

@@ -700,7 +700,7 @@ impl ChildSink for Buckets<'_> {
         // (the set keeps no other), so it need not be played: its candidate carries no
         // position.
         if self.counting
-            && self.inserted[keyset::owner_of(keyset::shard_of(key), self.owners)]
+            && self.inserted[keyset::owner_of_key(key, self.owners)]
                 .local_index
                 .contains_key(&key)
         {
@@ -749,7 +749,7 @@ impl Buckets<'_> {
         packed: PackedPosition,
         checks: &[Move],
     ) {
-        let bucket = &mut self.buckets[keyset::owner_of(keyset::shard_of(key), self.owners)];
+        let bucket = &mut self.buckets[keyset::owner_of_key(key, self.owners)];
         // The buckets' lines were last read by their owners, on other threads: owning them
         // again takes a round trip between CPUs, started here a few candidates ahead.
         super::prefetch_tail(bucket, 4 * std::mem::size_of::<Candidate>());
