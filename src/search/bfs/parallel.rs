@@ -803,8 +803,8 @@ fn insert_owned(
             // Start loading the slot a few candidates ahead (in this share: most likely the
             // ones inserted next): the look-ups are cache misses.
             if let Some(ahead) = bucket.get(*at + PREFETCH_AHEAD) {
-                let shard = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
-                shards[shard].prefetch_for_insert(ahead.key);
+                let place = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
+                shards[place].prefetch_for_insert(ahead.key);
             }
             let shard = &mut shards[keyset::place_among_owned(keyset::shard_of(c.key), owners)];
             match shard.insert(c.key, &mut allowance, cram) {
