@@ -363,9 +363,18 @@ struct Run<'s, 'p> {
     /// The shortest mate found so far (an upper bound).
     best: Option<Vec<Move>>,
     step: u32,
-    /// Nodes per ply of bound gained by the last failed iteration, and by the one before.
+    /// This thread's nodes per ply of bound gained by the last failed iteration (the node
+    /// budget of the next step is made of these).
     cost_per_ply: u64,
-    previous_cost_per_ply: u64,
+    /// All threads' nodes per ply of bound gained by the last failed iteration, and by the one
+    /// before, and all threads' nodes of the last one: the tree's shape, which decides whether
+    /// the breadth-first pass is tried. Counted over every thread, so that helpers, which take
+    /// part of the main search's work, do not make a bushy tree look narrow (the 13-ply
+    /// `9/9/9/9/9/9/4k4/9/9 b S2N2P2r2b4g3s2n4l16p 1` at two threads: an iteration of 28 K nodes
+    /// on one thread took the main search 13-16 K beside a helper, under
+    /// [`CHEAP_ITERATION_NODES`], and sent the search into a breadth-first pass 4-7x as slow).
+    work_per_ply: u64,
+    previous_work_per_ply: u64,
     last_iteration_nodes: u64,
     last_report: Instant,
     breadth_first_tried: bool,
@@ -401,7 +410,8 @@ impl<'s, 'p> Run<'s, 'p> {
             best: None,
             step: 2,
             cost_per_ply: u64::MAX,
-            previous_cost_per_ply: u64::MAX,
+            work_per_ply: u64::MAX,
+            previous_work_per_ply: u64::MAX,
             last_iteration_nodes: 0,
             last_report: Instant::now(),
             breadth_first_tried: false,
@@ -432,7 +442,7 @@ impl<'s, 'p> Run<'s, 'p> {
     /// `BFS_FROM_PLIES` on (see [`NARROW_GROWTH`]).
     fn breadth_first_is_due(&self) -> bool {
         let narrow = self.last_iteration_nodes < CHEAP_ITERATION_NODES
-            || self.cost_per_ply <= self.previous_cost_per_ply.saturating_mul(NARROW_GROWTH);
+            || self.work_per_ply <= self.previous_work_per_ply.saturating_mul(NARROW_GROWTH);
         let wanted = match self.limits.strategy {
             Strategy::Auto => self.lower_bound >= BFS_FROM_PLIES && narrow,
             Strategy::Deepening => false,
@@ -476,6 +486,7 @@ impl<'s, 'p> Run<'s, 'p> {
             narrow_claims_percent: bfs::NARROW_CLAIMS_PERCENT,
             narrow_key_allowance: usize::MAX,
             disk: self.limits.disk.clone(),
+            give_up_when_bushy: self.limits.strategy == Strategy::Auto,
         };
         let tt = &mut solver.tt;
         let mut table_taken = false;
@@ -510,7 +521,7 @@ impl<'s, 'p> Run<'s, 'p> {
         match outcome {
             // Deepening goes on, in this memory.
             bfs::BfsOutcome::GaveUp {
-                reason: bfs::GiveUp::Memory,
+                reason: bfs::GiveUp::Memory | bfs::GiveUp::Bushy,
                 ..
             } => drop(pass),
             // The answer first; the next search waits for the memory (see `Solver::settle`).
@@ -544,7 +555,7 @@ impl<'s, 'p> Run<'s, 'p> {
                     .tt
                     .store_fact(self.pos.key(), self.lower_bound, None);
                 match reason {
-                    bfs::GiveUp::Memory => Ok(None),
+                    bfs::GiveUp::Memory | bfs::GiveUp::Bushy => Ok(None),
                     bfs::GiveUp::Disk(e) => Err(e.into()),
                     bfs::GiveUp::MaxPlies | bfs::GiveUp::Aborted(_) => {
                         let lower_bound = self.lower_bound;
@@ -716,7 +727,8 @@ impl<'s, 'p> Run<'s, 'p> {
             _ => main_search(),
         };
         self.nodes = main_nodes;
-        self.helper_nodes += shared.helper_nodes.into_inner();
+        let iteration_helper_nodes = shared.helper_nodes.into_inner();
+        self.helper_nodes += iteration_helper_nodes;
         let helper_mate = shared.mate_line.into_inner();
         let (abort, found) = match abort {
             Some(Abort::FoundElsewhere) => (Some(Abort::Found), helper_mate),
@@ -745,9 +757,11 @@ impl<'s, 'p> Run<'s, 'p> {
                 } else {
                     (self.step / 2).max(2)
                 };
-                self.previous_cost_per_ply = self.cost_per_ply;
                 self.cost_per_ply = per_ply;
-                self.last_iteration_nodes = cost;
+                let work = cost + iteration_helper_nodes;
+                self.previous_work_per_ply = self.work_per_ply;
+                self.work_per_ply = work / u64::from(new_bound - lower_bound).max(1);
+                self.last_iteration_nodes = work;
                 self.lower_bound = new_bound;
             }
             Some(reason) => {

@@ -51,6 +51,8 @@ pub(crate) enum BfsOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum GiveUp {
     Memory,
+    /// The levels grow like a bushy tree's (see [`Bushy`]): deepening finds its mate sooner.
+    Bushy,
     /// The links could not go to disk, or could not be read back.
     Disk(DiskError),
     /// The next level would go past the longest mate looked for.
@@ -83,6 +85,40 @@ const LINK_BYTES: usize = std::mem::size_of::<Link>();
 /// Links moved to disk at a time when memory runs short (a fraction of a second of writing).
 const DISK_STEP_BYTES: usize = 64 << 20;
 const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
+
+/// Recognises a bushy tree from the widths of the last levels: each of the last two at least
+/// [`Bushy::GROWTH`] times as wide as the one before, the last at least [`Bushy::WIDTH`] wide.
+/// On such a tree the pass would expand every position short of the mate, where deepening,
+/// with its table, finds the mate after walking part of its last iteration: the lone-king
+/// problems of 11-17 plies took the pass 3-4x deepening's time (`9/9/9/9/9/9/9/9/1k7 b
+/// S4P2r2b4g3s4n4l14p 1`: levels 1,168, 5,196, 20,638, 75,759, 269,825 positions; 228 ms
+/// against 73 ms). The long problems' levels grow less than 2x a level once they are 16 K wide
+/// (加藤徹 4197: 14,237 -> 23,457; 9029: 14,914 -> 22,563; chain 207: 15,785 -> 31,420), and
+/// narrower levels cost too little to judge by.
+#[derive(Default)]
+struct Bushy {
+    /// The widths of the last three levels seen, oldest first, and the depth of the last.
+    widths: [usize; 3],
+    depth: u32,
+}
+
+impl Bushy {
+    const WIDTH: usize = 1 << 14;
+    const GROWTH: usize = 3;
+
+    /// Notes level `depth`'s width; true if the tree is bushy.
+    fn note(&mut self, depth: u32, width: usize) -> bool {
+        if depth == self.depth + 1 {
+            self.widths = [self.widths[1], self.widths[2], width];
+        } else if depth != self.depth {
+            // Levels passed unseen (the narrow loop's): no growth to judge by yet.
+            self.widths = [0, 0, width];
+        }
+        self.depth = depth;
+        let [a, b, c] = self.widths;
+        a > 0 && c >= Self::WIDTH && b >= Self::GROWTH * a && c >= Self::GROWTH * b
+    }
+}
 
 /// Levels at least this wide are expanded with several threads (when there are any); narrower
 /// ones cost less than handing them out. Both ways give the same level, edges and order.
@@ -140,6 +176,8 @@ pub(crate) struct BfsLimits<'a> {
     pub narrow_key_allowance: usize,
     /// Where the links go once memory runs short.
     pub disk: DiskBudget,
+    /// Give up as soon as the levels grow like a bushy tree's (see [`Bushy`]).
+    pub give_up_when_bushy: bool,
 }
 
 /// A progress report of the pass.
@@ -298,6 +336,7 @@ fn search(
     let mut last_report = Instant::now();
     let started = Instant::now();
     let mut depth = 0u32;
+    let mut bushy = Bushy::default();
     loop {
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
         // 2 * depth + 1 plies, and none shorter exists.
@@ -309,6 +348,9 @@ fn search(
         if lower_bound > limits.max_plies {
             return give_up(GiveUp::MaxPlies);
         }
+        if bushy.note(depth, level.len()) && limits.give_up_when_bushy {
+            return give_up(GiveUp::Bushy);
+        }
         // Narrow levels: every thread in one loop, as long as they stay narrow (see
         // `narrow.rs`).
         if let Some(crew) = workers
@@ -316,7 +358,11 @@ fn search(
             .filter(|_| narrow.is_due(limits, level.len(), graph))
             .and_then(|w| w.crew())
         {
+            let bushy = &mut bushy;
             let mut after_level = |done: narrow::LevelDone| {
+                // (The loop's levels are too narrow to be bushy; their widths are the growth
+                // the next levels are judged by.)
+                bushy.note(done.depth, done.width);
                 log_level(
                     limits,
                     (done.depth, done.width),

@@ -1664,6 +1664,7 @@ mod tests {
             narrow_claims_percent: setting.claims_percent,
             narrow_key_allowance: if setting.tight { 0 } else { usize::MAX },
             disk: DiskBudget::default(),
+            give_up_when_bushy: false,
         };
         let mut nodes = 0;
         let (outcome, _pass) = search_in_pool(&root, &limits, &mut nodes, &mut |_| {}, &mut || 0);
@@ -1805,6 +1806,7 @@ mod stop_tests {
                 narrow_claims_percent: NARROW_CLAIMS_PERCENT,
                 narrow_key_allowance: usize::MAX,
                 disk: DiskBudget::default(),
+                give_up_when_bushy: false,
             };
             let stopped_at = std::sync::Mutex::new(None);
             let (outcome, _pass) = std::thread::scope(|scope| {
