@@ -11,8 +11,30 @@ use std::time::Duration;
 /// The suite: problems copied from the shared reference data with their source column.
 const SUITE: &str = include_str!("../bench/suite.tsv");
 
+/// The suite's groups (`bench/suite.tsv`'s first column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// Short and medium problems: `kyozume bench`.
+    Default,
+    /// 1,000+ plies and hard ones: `kyozume bench --long`.
+    Long,
+    /// Lone-king problems of 11-17 plies with a bushy tree: how deepening and its helper
+    /// threads behave where a breadth-first pass does not pay (`kyozume bench --bushy`).
+    Bushy,
+}
+
+impl Group {
+    fn name(self) -> &'static str {
+        match self {
+            Group::Default => "default",
+            Group::Long => "long",
+            Group::Bushy => "bushy",
+        }
+    }
+}
+
 pub struct BenchProblem {
-    pub long: bool,
+    pub group: Group,
     pub name: &'static str,
     pub sfen: &'static str,
     pub plies: u32,
@@ -25,7 +47,11 @@ pub fn suite() -> Vec<BenchProblem> {
         .map(|l| {
             let f: Vec<&'static str> = l.split('\t').collect();
             BenchProblem {
-                long: f[0] == "long",
+                group: match f[0] {
+                    "long" => Group::Long,
+                    "bushy" => Group::Bushy,
+                    _ => Group::Default,
+                },
                 name: f[1],
                 sfen: f[2],
                 plies: f[3].parse().expect("plies in bench/suite.tsv"),
@@ -35,8 +61,10 @@ pub fn suite() -> Vec<BenchProblem> {
 }
 
 pub struct BenchOptions {
-    pub long: bool,
+    pub group: Group,
     pub hash_mb: usize,
+    /// Shortest solutions to count (1: the length alone), as `SolutionLimit`.
+    pub solutions: usize,
     /// The thread counts to run. With more than one (or more than one round), the runs
     /// alternate: each round solves each problem once at each count, back to back (see
     /// [`counts_in_round`]).
@@ -77,7 +105,7 @@ struct Solved {
 pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool> {
     let problems: Vec<BenchProblem> = suite()
         .into_iter()
-        .filter(|p| p.long == options.long)
+        .filter(|p| p.group == options.group)
         .filter(|p| {
             options.filters.is_empty()
                 || options.filters.iter().any(|f| p.name.contains(f.as_str()))
@@ -96,7 +124,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> std::io::Result<bool>
     if problems.is_empty() {
         return Err(std::io::Error::other(format!(
             "no {} problem's name contains {}",
-            if options.long { "long" } else { "default" },
+            options.group.name(),
             options.filters.join(" or ")
         )));
     }
@@ -281,6 +309,7 @@ fn write_comparison(
         for secs in &runs[1..counts] {
             write!(out, " {:>22}", spread(ratios(&runs[0], secs, 1.0)))?;
         }
+
         if options.pair {
             // (`run` checked the counts are 1 and 2.)
             let pair = &runs[counts];
@@ -292,7 +321,47 @@ fn write_comparison(
     for (p, runs) in problems.iter().zip(times) {
         row(out, p.name, p.plies.to_string(), runs)?;
     }
-    row(out, "total", String::new(), totals)
+    row(out, "total", String::new(), totals)?;
+    let flagged: Vec<String> = problems
+        .iter()
+        .zip(times)
+        .filter_map(|(p, runs)| {
+            let slower = slower_counts(options, runs);
+            let counts: Vec<String> = slower.iter().map(|t| format!("{t}T")).collect();
+            (!slower.is_empty()).then(|| format!("{} ({})", p.name, counts.join(", ")))
+        })
+        .collect();
+    if options.threads.len() > 1 {
+        writeln!(
+            out,
+            "slower with more threads (median over {SLOWER_FLAG:.2}x the first count's): {}",
+            if flagged.is_empty() {
+                "none".to_string()
+            } else {
+                flagged.join(", ")
+            }
+        )?;
+    }
+    Ok(())
+}
+
+/// A thread count whose median time is more than this many times the first count's is flagged
+/// in the comparison's last line: more threads should never cost time.
+const SLOWER_FLAG: f64 = 1.15;
+
+/// The thread counts after the first whose median time over the rounds is more than
+/// [`SLOWER_FLAG`] times the first count's (`runs`: one column of times a count, in
+/// `options.threads`' order, then perhaps the pair's).
+fn slower_counts(options: &BenchOptions, runs: &[Vec<f64>]) -> Vec<usize> {
+    let first = median(&runs[0]);
+    options
+        .threads
+        .iter()
+        .zip(runs)
+        .skip(1)
+        .filter(|(_, secs)| median(secs) > SLOWER_FLAG * first)
+        .map(|(&t, _)| t)
+        .collect()
 }
 
 /// Solves `p` on both solvers at once, at one thread each, started together: one on a thread
@@ -349,7 +418,7 @@ fn total_line(rows: &[Solved]) -> String {
 /// it from one to the next; a placeholder for the long ones, which get a fresh solver each (see
 /// `ready`: writing 8 GB first took seconds, for nothing).
 fn first_solver(options: &BenchOptions) -> std::io::Result<Solver> {
-    let solver = if options.long {
+    let solver = if options.group == Group::Long {
         Solver::new_lazy(1)
     } else {
         Solver::new(options.hash_mb)
@@ -372,7 +441,7 @@ fn solve_one(
 /// solve` does, so that the memory one touched is released before the next and each peak is
 /// its own.
 fn ready(solver: &mut Solver, options: &BenchOptions) -> std::io::Result<()> {
-    if options.long {
+    if options.group == Group::Long {
         // The old one goes first: two of them need not fit at once.
         *solver = Solver::new_lazy(1).map_err(std::io::Error::other)?;
         *solver = Solver::new_lazy(options.hash_mb).map_err(std::io::Error::other)?;
@@ -395,6 +464,7 @@ fn solve_ready(
         time: options.time_limit,
         max_plies: None,
         threads,
+        solution_limit: options.solutions,
         ..Default::default()
     };
     let stop = AtomicBool::new(false);
@@ -526,8 +596,9 @@ mod tests {
     #[test]
     fn no_thread_count_or_no_round_is_an_error_not_a_panic() {
         let options = |threads: Vec<usize>, rounds| BenchOptions {
-            long: false,
+            group: super::Group::Default,
             hash_mb: 1,
+            solutions: 1,
             threads,
             rounds,
             time_limit: None,
@@ -550,6 +621,33 @@ mod tests {
         assert_eq!(counts_in_round(4, 3), [2, 1, 0]);
         assert_eq!(counts_in_round(1, 1), [0]);
         assert_eq!(counts_in_round(2, 1), [0]);
+    }
+
+    #[test]
+    fn a_count_more_than_15_percent_slower_than_the_first_is_flagged() {
+        let options = BenchOptions {
+            group: super::Group::Default,
+            hash_mb: 1,
+            solutions: 1,
+            threads: vec![1, 2, 4],
+            rounds: 3,
+            time_limit: None,
+            filters: Vec::new(),
+            pair: false,
+        };
+        let column = |x: f64| vec![x, x * 0.9, x * 1.1];
+        let runs = [column(1.0), column(1.14), column(1.16)];
+        assert_eq!(super::slower_counts(&options, &runs), [4]);
+        let runs = [column(1.0), column(0.5), column(1.0)];
+        assert!(super::slower_counts(&options, &runs).is_empty());
+        // The pair's column, after the counts', is never judged.
+        let options = BenchOptions {
+            threads: vec![1, 2],
+            pair: true,
+            ..options
+        };
+        let runs = [column(1.0), column(0.6), column(9.0)];
+        assert!(super::slower_counts(&options, &runs).is_empty());
     }
 
     #[test]

@@ -85,8 +85,14 @@ enum Command {
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
         /// The long problems (1,000+ plies) instead of the default short and medium ones.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "bushy")]
         long: bool,
+        /// The bushy lone-king problems (11-17 plies) instead of the default ones.
+        #[arg(long)]
+        bushy: bool,
+        /// Count shortest solutions up to N, as `SolutionLimit` (default 1: the length only).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(SOLUTIONS_RANGE))]
+        solutions: Option<i64>,
         /// Memory for the search in MB (default 1024; 8192 with --long, which the 1001-ply
         /// problem needs).
         #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(HASH_MB_RANGE))]
@@ -98,7 +104,7 @@ enum Command {
         #[arg(long)]
         filter: Vec<String>,
         /// Instead of solving: time the checks generator against filtering all legal moves.
-        #[arg(long, conflicts_with_all = ["long", "rounds"])]
+        #[arg(long, conflicts_with_all = ["long", "bushy", "rounds"])]
         checks: bool,
         /// Search threads (default 1, so that figures compare across machines). Several, as
         /// `1,2`, compare them: each problem is solved at each count back to back (A, B, then
@@ -257,6 +263,8 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
         }
         Some(Command::Bench {
             long,
+            bushy,
+            solutions,
             hash,
             time_limit,
             filter,
@@ -274,8 +282,13 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             let options = kyozume::bench::BenchOptions {
                 rounds: rounds.map_or(default_rounds, usize::from),
                 threads,
-                long: *long,
+                group: match (*long, *bushy) {
+                    (true, _) => kyozume::bench::Group::Long,
+                    (_, true) => kyozume::bench::Group::Bushy,
+                    _ => kyozume::bench::Group::Default,
+                },
                 hash_mb: hash.map_or(if *long { 8192 } else { 1024 }, |mb| mb as usize),
+                solutions: solutions.map_or(1, |n| n as usize),
                 time_limit: seconds(*time_limit, "bench")?,
                 filters: filter.clone(),
                 pair: *pair,

@@ -82,6 +82,11 @@ fn thread_counts_alternate_and_are_compared() {
     assert!(
         header.contains("1T (s)") && header.contains("2T (s)") && header.contains("speed-up 2T")
     );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("slower with more threads (median over 1.15x")),
+        "{out}"
+    );
     for name in ["fm3_gold_only_5", "total"] {
         let row = out
             .lines()

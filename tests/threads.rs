@@ -33,6 +33,7 @@ fn solve(
         parallel_batch_positions: Some(2),
         narrow_below,
         helpers_from_nodes: Some(0),
+        helpers_beyond_cores: true,
         solution_limit: 3,
         ..Default::default()
     };

@@ -178,20 +178,24 @@ impl ZeroedTable<u64> {
     }
 }
 
-/// Sets the allocator from the start about where a long solve takes it anyway (once it has
-/// freed a block of some 30 MB). glibc maps every block over 128 KB afresh and unmaps it when
-/// freed, raising that bound (to at most 32 MB, and the free memory it keeps at the top of a
-/// heap to twice the bound) only as such blocks are freed; until then each breadth-first
-/// level's vectors came as fresh pages, every page a fault. Set from the start, `kyozume bench`
-/// took 0.471 -> 0.452 s at two threads, 0.739 -> 0.728 s at one (medians of 6, alternated; CPUs
-/// far apart: 0.514 -> 0.498 s, 0.756 -> 0.735 s). Call before any thread starts.
+/// Sets the allocator's two bounds once, before any thread starts. Blocks of 1 MB or more are
+/// mapped from the system and unmapped when freed (a vector growing past it moves by remapping,
+/// not copying), so that what a breadth-first pass frees leaves the process at once and
+/// `USI_Hash` bounds the resident memory: with glibc's own bounds (raised as blocks are freed,
+/// up to 32 MB) a pass on 加藤徹 4197 at `USI_Hash 256` kept 100-200 MB of freed levels in
+/// its heaps beyond what it accounted. Smaller blocks (narrow levels' vectors, reused from
+/// level to level) stay in the heap, whose free top is handed back past 4 MB. Fixed from the
+/// start rather than left to glibc, which maps every block over 128 KB afresh until it raises
+/// its bound (each breadth-first level's vectors then came as fresh pages, every page a
+/// fault). `kyozume bench` at two threads and `bench --long` on the medium long problems
+/// measured the same with these bounds as with 32 MB and 64 MB (three alternated pairs each).
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets glibc's tuning parameters, under its own lock; no memory is
     // touched. Both values are within glibc's documented ranges.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 4 << 20);
     }
 }
 

@@ -58,6 +58,11 @@ pub struct Limits {
     /// Deepening iterations get helper threads once the previous one took this many nodes
     /// (None: the default, [`HELPERS_FROM_NODES`]; tests set 0 to share every iteration).
     pub helpers_from_nodes: Option<u64>,
+    /// Deepening helpers even beyond the machine's cores (tests: to run three helpers on a
+    /// two-core machine). Otherwise a helper with no core of its own would only take time from
+    /// the main search (the 13-ply `9/9/9/9/9/9/4k4/9/9 b S2N2P2r2b4g3s2n4l16p 1` at four
+    /// threads on two cores: 1.10 s against 0.95 s at one thread).
+    pub helpers_beyond_cores: bool,
     /// Where the breadth-first pass may put its links once memory runs short (the default:
     /// nowhere; the engine and the command line allow `DiskCap` in `TempDir`).
     pub disk: DiskBudget,
@@ -184,8 +189,11 @@ const CHEAP_ITERATION_NODES: u64 = 20_000;
 /// levels of a breadth-first pass grow as fast, and deepening, which finds a mate before it has
 /// walked the whole of its last iteration, wins.
 const NARROW_GROWTH: u64 = 4;
-/// The table gets all but 1/8 of the memory; the rest lets a breadth-first pass start beside it.
-/// Only a pass that needs more takes the table's memory (and the table starts afresh after).
+/// The table gets all but 1/8 of the memory (`USI_Hash`). The rest is lent in turn: to the
+/// deepening helpers' own tables (see [`smp::helper_tables`]), and to a breadth-first pass,
+/// which starts in it (the helpers' tables freed) and takes the table's memory only if it needs
+/// more (the table then starts afresh after it). So everything the search keeps fits in
+/// `USI_Hash`, whatever the threads.
 const RESERVE_DIVISOR: usize = 8;
 
 impl Solver {
@@ -457,6 +465,9 @@ impl<'s, 'p> Run<'s, 'p> {
     /// when the disk was needed and could not be used.
     fn breadth_first_pass(&mut self) -> Result<Option<SearchResult>, SearchError> {
         self.breadth_first_tried = true;
+        // The pass starts in the memory the helpers' tables had (made again if deepening
+        // comes back).
+        self.solver.helpers.clear();
         let hash_mb = self.solver.hash_mb;
         let table_mb = self.solver.tt.size_mb();
         let reserve_bytes = hash_mb.saturating_sub(table_mb).max(1) << 20;
@@ -523,7 +534,12 @@ impl<'s, 'p> Run<'s, 'p> {
             bfs::BfsOutcome::GaveUp {
                 reason: bfs::GiveUp::Memory | bfs::GiveUp::Bushy,
                 ..
-            } => drop(pass),
+            } => {
+                drop(pass);
+                // What the allocator kept of the pass would otherwise stay resident beside the
+                // table deepening fills again.
+                memory::release_freed_memory();
+            }
             // The answer first; the next search waits for the memory (see `Solver::settle`).
             _ => self.solver.releasing = pass.release_in_background(),
         }
@@ -637,10 +653,19 @@ impl<'s, 'p> Run<'s, 'p> {
         {
             return 0;
         }
-        let wanted = self.limits.threads - 1;
+        // The helpers' tables take the memory kept back from the table (see `RESERVE_DIVISOR`).
+        let share_mb = self.solver.hash_mb - table_mb(self.solver.hash_mb);
+        let cores = if self.limits.helpers_beyond_cores {
+            usize::MAX
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        };
+        let threads = self.limits.threads.min(cores);
+        let (table_mb, wanted) = smp::helper_tables(share_mb, threads.saturating_sub(1));
         let helpers = &mut self.solver.helpers;
+        helpers.retain(|h| h.table_mb() == table_mb);
         while helpers.len() < wanted {
-            match Helper::new(&self.pos) {
+            match Helper::new(&self.pos, table_mb) {
                 Some(h) => helpers.push(h),
                 None => break,
             }

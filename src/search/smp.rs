@@ -22,9 +22,19 @@ pub(super) struct Helper {
     own: TranspositionTable,
 }
 
-/// Each helper's table for its conditional bounds (MB): the fixed per-thread memory beside
-/// `USI_Hash`, with a 1 GB stack reserved (not used) per thread.
+/// The most a helper's table for its conditional bounds takes (MB).
 pub const HELPER_TABLE_MB: usize = 16;
+
+/// Each helper's table (MB), for `helpers` helpers sharing `share_mb` (the part of `USI_Hash`
+/// deepening lends them, see [`crate::search::Solver`]), and how many helpers that allows: as
+/// many as get 1 MB each, at most [`HELPER_TABLE_MB`] each.
+pub fn helper_tables(share_mb: usize, helpers: usize) -> (usize, usize) {
+    let helpers = helpers.min(share_mb);
+    if helpers == 0 {
+        return (0, 0);
+    }
+    ((share_mb / helpers).min(HELPER_TABLE_MB), helpers)
+}
 /// Deepening iterations get helper threads once the previous one took this many nodes: below,
 /// starting the threads costs more than they save.
 pub const HELPERS_FROM_NODES: u64 = 1_000;
@@ -56,13 +66,19 @@ impl SharedIteration {
 }
 
 impl Helper {
-    pub(super) fn new(root: &Position) -> Option<Helper> {
+    /// A helper whose own table takes `table_mb` MB.
+    pub(super) fn new(root: &Position, table_mb: usize) -> Option<Helper> {
         Some(Helper {
             pos: root.clone(),
             path: PathSet::new(),
             buffers: Buffers::new(),
-            own: TranspositionTable::new_lazy(HELPER_TABLE_MB).ok()?,
+            own: TranspositionTable::new_lazy(table_mb).ok()?,
         })
+    }
+
+    /// Its table's size (MB).
+    pub(super) fn table_mb(&self) -> usize {
+        self.own.size_mb()
     }
 
     /// Searches the iteration with limit `depth` from `root` until it ends or the main search
@@ -154,7 +170,7 @@ mod tests {
             for sfen in sfens {
                 let root = Position::from_sfen(sfen).unwrap();
                 let mut shared_table = TranspositionTable::new(4).unwrap();
-                let mut helper = Helper::new(&root).unwrap();
+                let mut helper = Helper::new(&root, HELPER_TABLE_MB).unwrap();
                 for depth in (5..=25).step_by(2) {
                     shared_table.begin_iteration();
                     let shared = SharedIteration::new(depth);

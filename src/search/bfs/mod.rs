@@ -224,7 +224,10 @@ impl Pass {
     pub(crate) fn release_in_background(self) -> Option<std::thread::JoinHandle<()>> {
         std::thread::Builder::new()
             .name("release".into())
-            .spawn(move || drop(self))
+            .spawn(move || {
+                drop(self);
+                crate::search::memory::release_freed_memory();
+            })
             .ok()
     }
 }
@@ -446,6 +449,45 @@ fn search(
                 interrupt: limits.interrupt,
                 held,
             };
+            // The threads' expansion takes about twice the memory a new position that one
+            // thread's does (each owner's copy of it, then the merge's): where the level would
+            // not fit that way, even with the caller's memory, one thread expands it (with the
+            // same result), going to disk or freezing keys as it needs.
+            let threads_fit = |workers: &parallel::Workers, budget: usize| {
+                let need = held + seen.bytes() + workers.bytes();
+                need + workers.level_estimate(level.len()) <= budget
+            };
+            if workers.as_ref().is_some_and(|w| {
+                level.len() >= limits.parallel_from_positions && !threads_fit(w, budget)
+            }) {
+                budget += more_memory();
+            }
+            let use_threads = workers.as_ref().is_some_and(|w| {
+                level.len() >= limits.parallel_from_positions && threads_fit(w, budget)
+            });
+            let budget_now = budget;
+            if std::env::var("KZMEM").is_ok() {
+                let st = std::fs::read_to_string("/proc/self/status").unwrap();
+                let rss: Vec<&str> = st
+                    .lines()
+                    .filter(|l| l.starts_with("VmRSS") || l.starts_with("VmHWM"))
+                    .collect();
+                eprintln!(
+                    "{:?} workers {}",
+                    rss,
+                    workers.as_ref().map_or(0, |w| w.bytes() >> 20)
+                );
+                eprintln!(
+                    "level {depth} w {} threads {use_threads} budget {} held {} seen {} est {}",
+                    level.len(),
+                    budget >> 20,
+                    held >> 20,
+                    seen.bytes() >> 20,
+                    workers
+                        .as_ref()
+                        .map_or(0, |w| w.level_estimate(level.len()) >> 20)
+                );
+            }
             // At least once a second during a wide level.
             let last_permille = permille(seen.bytes() + held, budget);
             let disk_bytes = graph.disk_bytes();
@@ -460,7 +502,6 @@ fn search(
                     last_report = Instant::now();
                 }
             };
-            let budget_now = budget;
             // `held` above counts the links in memory: those moved to disk during the level
             // are credited to the budget instead, until the level ends.
             let mut credit = 0;
@@ -479,12 +520,11 @@ fn search(
                     0
                 }
             };
-            let outcome = match workers
-                .as_mut()
-                .filter(|_| level.len() >= limits.parallel_from_positions)
-            {
+            let outcome = match workers.as_mut().filter(|_| use_threads) {
                 Some(workers) => {
-                    let allowance = budget_now.saturating_sub(held + seen.bytes());
+                    // The threads' vectors, kept from the last level, are held too.
+                    let allowance =
+                        budget_now.saturating_sub(held + seen.bytes() + workers.bytes());
                     parallel::expand_level(
                         workers,
                         seen,
@@ -508,6 +548,16 @@ fn search(
             budget -= credit;
             outcome
         };
+        if std::env::var("KZMEM").is_ok() {
+            eprintln!(
+                "outcome {}",
+                match &outcome {
+                    LevelOutcome::Memory => "memory",
+                    LevelOutcome::Next { .. } => "next",
+                    _ => "other",
+                }
+            );
+        }
         let outcome = match outcome {
             // A freeze the interrupt cut short reads as no memory: the interrupt comes first.
             LevelOutcome::Memory => {
@@ -528,10 +578,18 @@ fn search(
         *level = next;
         level.shrink_to_fit();
         *counts = next_counts;
+        if let Some(workers) = workers
+            .as_mut()
+            .filter(|w| w.bytes() > budget / KEPT_VECTORS_DIVISOR)
+        {
+            // The threads' vectors hold about what the level just made: kept for the next
+            // level, they would halve the memory it has.
+            workers.release();
+        }
         if graph.disk_bytes() > 0 {
             // Memory is short: the vectors of the level just finished would otherwise
             // stay with the allocator, and the next, wider level's be taken anew. The
-            // threads' vectors go too: held from level to level, they are not counted.
+            // threads' vectors go too.
             if let Some(workers) = &mut workers {
                 workers.release();
             }
@@ -643,6 +701,10 @@ struct NarrowLoop {
     /// Levels to leave to the usual way after the loop gave one back.
     paused: u32,
 }
+
+/// The threads' vectors are kept from one level to the next (taken anew each level, their
+/// first use took page faults) while they hold less than this fraction of the budget.
+const KEPT_VECTORS_DIVISOR: usize = 16;
 
 /// Levels left to the usual way after the loop gave one back (it outgrew the loop's tables).
 const NARROW_PAUSE: u32 = 8;

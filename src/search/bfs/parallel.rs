@@ -76,6 +76,27 @@ const MAX_BATCH: usize = 64;
 const CREW_BELOW: usize = 4096;
 /// How many candidates ahead an owner starts loading key-set slots.
 const PREFETCH_AHEAD: usize = 8;
+/// What a level's expansion is assumed to make of candidates a position before it has measured
+/// (bytes; about ten candidates): the first slice of a pass is sized by it.
+const FIRST_CANDIDATE_BYTES: usize = 1024;
+/// The narrowest slice memory cuts a level into.
+const MIN_SLICE: usize = 256;
+/// A local index entry's bytes: the key, the index and the table's control byte, at the
+/// table's usual load.
+const LOCAL_INDEX_ENTRY_BYTES: usize = (16 + 4 + 1) * 8 / 7;
+/// What the merge makes of each new position besides its checks: the packed position, its
+/// checks' end, its first way in and its count in the next level, and its entry in the merge's
+/// order and (counting) in its index from owner to level.
+const MERGED_BYTES: usize = std::mem::size_of::<PackedPosition>()
+    + 4
+    + std::mem::size_of::<Link>()
+    + 4
+    + std::mem::size_of::<(u64, u32, u32)>()
+    + 2 * 4;
+/// An owner's new position.
+const NEW_BYTES: usize = std::mem::size_of::<NewPosition>();
+/// What the merge makes of each further way in (counting): its place in the next level's edges.
+const MERGED_EXTRA_BYTES: usize = std::mem::size_of::<(u32, Link)>();
 
 /// What one thread's share of a slice's expansion produced: the batches it took, in order.
 #[repr(align(128))]
@@ -132,6 +153,11 @@ pub(super) struct Workers<'a> {
     crew: Option<&'a mut dyn Team>,
     /// The current slice's batches (see `Batches`).
     bounds: Vec<usize>,
+    /// Bytes of candidates (with their checks) a position of the last slice made: how wide
+    /// the next slice may be (see [`slice_end`]).
+    candidate_bytes: usize,
+    /// What the owners and the merge took a position of the last level expanded (bytes).
+    level_bytes: usize,
 }
 
 impl<'a> Workers<'a> {
@@ -149,7 +175,26 @@ impl<'a> Workers<'a> {
             levels: 0,
             crew,
             bounds: Vec::new(),
+            candidate_bytes: FIRST_CANDIDATE_BYTES,
+            level_bytes: 0,
         }
+    }
+
+    /// About the memory a level of `positions` positions would take beyond what the threads
+    /// hold already: the owners' new positions and the merge's copy, at the last level's rate
+    /// (0 before the first).
+    pub(super) fn level_estimate(&self, positions: usize) -> usize {
+        // Half again for a level that grows faster than the last, and a slice's candidates.
+        let level = positions.saturating_mul(self.level_bytes);
+        let slice = positions.min(SLICE_POSITIONS) * self.candidate_bytes;
+        level.saturating_add(level / 2).saturating_add(slice)
+    }
+
+    /// Memory the threads' vectors hold, kept from level to level (capacities).
+    pub(super) fn bytes(&self) -> usize {
+        self.expanded.iter().map(Expanded::bytes).sum::<usize>()
+            + self.inserted.iter().map(Inserted::bytes).sum::<usize>()
+            + self.repeats.as_ref().map_or(0, |_| Repeats::BYTES)
     }
 
     /// The crew, for the narrow loop (see `narrow.rs`).
@@ -166,6 +211,26 @@ impl<'a> Workers<'a> {
 }
 
 impl Expanded {
+    /// Memory held (capacities).
+    fn bytes(&self) -> usize {
+        self.buckets
+            .iter()
+            .map(|b| b.capacity() * std::mem::size_of::<Candidate>())
+            .sum::<usize>()
+            + self.checks.capacity() * std::mem::size_of::<Move>()
+            + self.mates.capacity() * std::mem::size_of::<(u32, Move, u32)>()
+            + self.batches.capacity() * 4
+    }
+
+    /// Bytes of the candidates it holds (lengths), with their checks.
+    fn candidate_bytes(&self) -> usize {
+        self.buckets
+            .iter()
+            .map(|b| b.len() * std::mem::size_of::<Candidate>())
+            .sum::<usize>()
+            + self.checks.len() * std::mem::size_of::<Move>()
+    }
+
     /// Ready for a new slice: empty, keeping its vectors' room.
     fn clear(&mut self, owners: usize) {
         self.buckets.resize_with(owners, Vec::new);
@@ -179,6 +244,14 @@ impl Expanded {
 }
 
 impl Inserted {
+    /// Memory held (capacities).
+    fn bytes(&self) -> usize {
+        self.new.capacity() * std::mem::size_of::<NewPosition>()
+            + self.checks.capacity() * std::mem::size_of::<Move>()
+            + self.extra.capacity() * std::mem::size_of::<(u32, Link)>()
+            + self.local_index.capacity() * LOCAL_INDEX_ENTRY_BYTES
+    }
+
     /// Ready for a new level: empty, keeping its vectors' room.
     fn clear(&mut self) {
         self.new.clear();
@@ -211,6 +284,8 @@ pub(super) fn expand_level(
         levels,
         crew,
         bounds,
+        candidate_bytes,
+        level_bytes,
     } = workers;
     // A narrow level's shares are fewer nodes than a poll's interval, and each share counts
     // from nothing: the interrupt is polled here too, once a level (a stop on 寿限無 19447
@@ -239,8 +314,18 @@ pub(super) fn expand_level(
     // Which share took each batch of the slice.
     let mut takers: Vec<u32> = Vec::new();
     let total = level.positions.len();
-    for first_index in (0..total).step_by(slice_len) {
-        let slice = (first_index, (first_index + slice_len).min(total));
+    let mut first_index = 0;
+    while first_index < total {
+        // What the threads' candidates hold now: a slice that fits in it costs nothing more.
+        let held_candidates: usize = expanded.iter().map(Expanded::bytes).sum();
+        let slice = slice_end(
+            first_index,
+            total,
+            slice_len,
+            held_candidates + allowance / 2,
+            *candidate_bytes,
+        );
+        first_index = slice.1;
         repeats.fit(slice.1 - slice.0);
         let read = Read {
             seen,
@@ -272,6 +357,15 @@ pub(super) fn expand_level(
         for e in expanded {
             *nodes += e.nodes;
         }
+        // The candidates' vectors grew out of the allowance, like the key set.
+        let now_candidates: usize = expanded.iter().map(Expanded::bytes).sum();
+        allowance = allowance.saturating_sub(now_candidates.saturating_sub(held_candidates));
+        *candidate_bytes = (expanded
+            .iter()
+            .map(Expanded::candidate_bytes)
+            .sum::<usize>()
+            / (slice.1 - slice.0))
+            .max(1);
         if let Some(abort) = expanded.iter().find_map(|e| e.abort) {
             return LevelOutcome::Aborted(abort);
         }
@@ -360,6 +454,11 @@ pub(super) fn expand_level(
         };
     }
 
+    *level_bytes = (inserted
+        .iter()
+        .map(|o| o.new.len() * (NEW_BYTES + MERGED_BYTES) + 2 * o.checks.len() * 2)
+        .sum::<usize>())
+    .div_ceil(total.max(1));
     // Merge: every owner's new positions in the order one thread would have found them.
     let order = merged_order(inserted);
     let (next, counts, edges) = merge(pool, inserted, &order, level.counting());
@@ -367,6 +466,45 @@ pub(super) fn expand_level(
         next,
         counts,
         edges,
+    }
+}
+
+/// The slice of the level that starts at `first` (of `total` positions): `longest` positions,
+/// or as many as fit in `room` bytes at `per_position` bytes of candidates each (as the last
+/// slice made them), but at least [`MIN_SLICE`]. Slices only bound the memory held at once: a
+/// level cut any way gives the same next level.
+fn slice_end(
+    first: usize,
+    total: usize,
+    longest: usize,
+    room: usize,
+    per_position: usize,
+) -> (usize, usize) {
+    let longest = longest.max(1);
+    let len = (room / per_position.max(1)).clamp(MIN_SLICE.min(longest), longest);
+    (first, (first + len).min(total))
+}
+
+/// Makes room in `v` for `extra` more items, out of `allowance` (the bytes its capacity grows
+/// by, the vector doubling as it would by itself, or growing by just enough where doubling does
+/// not fit); false, with `v` as it was, if even that does not fit.
+fn room_in<T>(v: &mut Vec<T>, extra: usize, allowance: &mut usize) -> bool {
+    let (len, capacity) = (v.len(), v.capacity());
+    if capacity - len >= extra {
+        return true;
+    }
+    let bytes = |items: usize| (items - capacity) * std::mem::size_of::<T>();
+    let doubled = (2 * capacity).max(len + extra).max(64);
+    let grown = [doubled, len + extra]
+        .into_iter()
+        .find(|&items| bytes(items) <= *allowance);
+    match grown {
+        Some(items) => {
+            v.reserve_exact(items - len);
+            *allowance -= bytes(v.capacity().max(items));
+            true
+        }
+        None => false,
     }
 }
 
@@ -806,6 +944,18 @@ fn insert_owned(
                 let place = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
                 shards[place].prefetch_for_insert(ahead.key);
             }
+            // Room for what the candidate may add, taken before its key goes in: a new position
+            // (and the merge's copy of it), or, counting, a further way in.
+            let (new_room, extra_room) = (
+                MERGED_BYTES + c.checks.1 as usize * std::mem::size_of::<Move>(),
+                MERGED_EXTRA_BYTES,
+            );
+            if !out_has_room(out, c.checks.1 as usize, level.counting(), &mut allowance)
+                || allowance < new_room + extra_room
+            {
+                out.resume_at = Some((batch, next));
+                return start_allowance - allowance;
+            }
             let shard = &mut shards[keyset::place_among_owned(keyset::shard_of(c.key), owners)];
             match shard.insert(c.key, &mut allowance, cram) {
                 Err(()) => {
@@ -829,9 +979,11 @@ fn insert_owned(
                         checks: (out.checks.len() as u32, len),
                     });
                     out.checks.extend_from_slice(checks);
+                    allowance -= new_room;
                 }
                 Ok(false) if level.counting() => {
                     if let Some(&local) = out.local_index.get(&c.key) {
+                        allowance -= extra_room;
                         out.extra.push((local, c.link));
                         let paths = &mut out.new[local as usize].paths;
                         *paths = paths.saturating_add(c.paths).min(level.cap);
@@ -849,6 +1001,32 @@ fn insert_owned(
         "every candidate is inserted"
     );
     start_allowance - allowance
+}
+
+/// Makes room in an owner's vectors for one more new position with `checks` checks, or
+/// (`counting`) a further way in, out of `allowance`; false if it does not fit.
+fn out_has_room(out: &mut Inserted, checks: usize, counting: bool, allowance: &mut usize) -> bool {
+    if !room_in(&mut out.new, 1, allowance) || !room_in(&mut out.checks, checks, allowance) {
+        return false;
+    }
+    if !counting {
+        return true;
+    }
+    if !room_in(&mut out.extra, 1, allowance) {
+        return false;
+    }
+    let index = &mut out.local_index;
+    if index.len() == index.capacity() {
+        // The table doubles: while its entries move, the old one and the new exist together.
+        let before = index.capacity();
+        let more = before.max(16);
+        if (2 * before + more) * LOCAL_INDEX_ENTRY_BYTES > *allowance {
+            return false;
+        }
+        index.reserve(more);
+        *allowance -= (index.capacity() - before) * LOCAL_INDEX_ENTRY_BYTES;
+    }
+    true
 }
 
 /// Keys the threads have made candidates of on the current level, in a small lossy table that
@@ -877,6 +1055,8 @@ struct Repeats {
 
 impl Repeats {
     const SLOTS: usize = 1 << 16;
+    /// Memory the table takes (two words a slot).
+    const BYTES: usize = 2 * Self::SLOTS * 8;
     const MIN_SLOTS: usize = 1 << 10;
 
     /// The pages are provided at once, as slots are read before they are written (see
