@@ -466,28 +466,6 @@ fn search(
                 level.len() >= limits.parallel_from_positions && threads_fit(w, budget)
             });
             let budget_now = budget;
-            if std::env::var("KZMEM").is_ok() {
-                let st = std::fs::read_to_string("/proc/self/status").unwrap();
-                let rss: Vec<&str> = st
-                    .lines()
-                    .filter(|l| l.starts_with("VmRSS") || l.starts_with("VmHWM"))
-                    .collect();
-                eprintln!(
-                    "{:?} workers {}",
-                    rss,
-                    workers.as_ref().map_or(0, |w| w.bytes() >> 20)
-                );
-                eprintln!(
-                    "level {depth} w {} threads {use_threads} budget {} held {} seen {} est {}",
-                    level.len(),
-                    budget >> 20,
-                    held >> 20,
-                    seen.bytes() >> 20,
-                    workers
-                        .as_ref()
-                        .map_or(0, |w| w.level_estimate(level.len()) >> 20)
-                );
-            }
             // At least once a second during a wide level.
             let last_permille = permille(seen.bytes() + held, budget);
             let disk_bytes = graph.disk_bytes();
@@ -548,16 +526,6 @@ fn search(
             budget -= credit;
             outcome
         };
-        if std::env::var("KZMEM").is_ok() {
-            eprintln!(
-                "outcome {}",
-                match &outcome {
-                    LevelOutcome::Memory => "memory",
-                    LevelOutcome::Next { .. } => "next",
-                    _ => "other",
-                }
-            );
-        }
         let outcome = match outcome {
             // A freeze the interrupt cut short reads as no memory: the interrupt comes first.
             LevelOutcome::Memory => {
