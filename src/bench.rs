@@ -1,6 +1,7 @@
 //! `kyozume bench`: solves a fixed suite of helpmates and reports nodes, time and speed. This is
 //! how the engine's speed is measured (tests never time anything).
 
+use crate::peak_memory;
 use crate::search::{verify_helpmate, Limits, Outcome, Solver};
 use crate::shogi::movegen::MoveList;
 use crate::shogi::Position;
@@ -487,26 +488,6 @@ fn solve_ready(
         right,
         wrong,
         peak_mb: peak_memory::megabytes(),
-    }
-}
-
-/// The process's peak resident memory, per problem: on Linux the kernel's high-water mark
-/// (`VmHWM`), reset before each problem through `/proc/self/clear_refs`. Elsewhere nothing is
-/// reported. Tables are mapped lazily, so this is the memory a problem really touched, not the
-/// hash size.
-mod peak_memory {
-    /// Starts a new high-water mark (best effort: without it the figure is the peak so far).
-    pub fn reset() {
-        #[cfg(target_os = "linux")]
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
-    }
-
-    /// The high-water mark in MB, if the system tells it.
-    pub fn megabytes() -> Option<u64> {
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb.div_ceil(1024))
     }
 }
 

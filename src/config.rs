@@ -20,7 +20,7 @@ pub const MAX_DISK_CAP_MB: usize = 1 << 30;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineConfig {
-    /// Transposition table size in MB (USI_Hash).
+    /// The memory budget in MB (USI_Hash): table, helpers and breadth-first pass.
     #[serde(rename = "USI_Hash")]
     pub hash_mb: usize,
     /// Search threads (default: the machine's logical cores).

@@ -39,7 +39,9 @@ enum Command {
         /// Give up a problem after this many seconds.
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
-        /// Transposition table size in MB (default: USI_Hash from engine.toml).
+        /// Memory for the search in MB: the table, helper threads and breadth-first pass all fit
+        /// in it; the process stays within it + 64 MB + 64 MB a thread (default: USI_Hash from
+        /// engine.toml).
         #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(HASH_MB_RANGE))]
         hash: Option<u64>,
         /// Count shortest solutions up to N (1 to 1000); 1 skips the uniqueness check (default:

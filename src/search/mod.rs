@@ -931,6 +931,27 @@ pub fn with_search_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 mod tests {
     use super::*;
 
+    /// The table and the helpers' tables (which the breadth-first pass's first memory takes
+    /// over in turn) fit in the memory asked for, whatever the hash and the threads.
+    #[test]
+    fn the_table_and_the_helpers_tables_fit_in_the_hash() {
+        for hash_mb in [1, 2, 7, 8, 9, 16, 64, 256, 4096, 1 << 20] {
+            for threads in 1..=64 {
+                let table = table_mb(hash_mb);
+                let (each, helpers) = smp::helper_tables(hash_mb - table, threads - 1);
+                assert!(table + each * helpers <= hash_mb, "{hash_mb} MB, {threads}");
+                assert!(each <= HELPER_TABLE_MB && helpers < threads);
+                if helpers > 0 {
+                    assert!(each >= 1);
+                }
+                // Every helper has a table where the hash allows a megabyte each.
+                if hash_mb - table >= threads - 1 {
+                    assert_eq!(helpers, threads - 1, "{hash_mb} MB, {threads}");
+                }
+            }
+        }
+    }
+
     /// A breadth-first pass's memory is let go of after its answer, on a thread of its own, and
     /// the next search (or a new table) waits for it.
     #[test]

@@ -161,10 +161,13 @@ pub fn solve_position(
     options: &SolveOptions,
     stop: &AtomicBool,
 ) -> Report {
-    match solver.solve(position, &options.limits(), stop, &mut |_| {}) {
+    crate::peak_memory::reset();
+    let mut report = match solver.solve(position, &options.limits(), stop, &mut |_| {}) {
         Ok(result) => Report::from_result(name, position, &result, options.solutions),
         Err(e) => Report::input_error(name, &position.to_sfen(), e.to_string()),
-    }
+    };
+    report.peak_mb = crate::peak_memory::megabytes();
+    report
 }
 
 fn exit_code(status: Status) -> u8 {

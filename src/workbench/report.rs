@@ -34,6 +34,9 @@ pub struct Report {
     pub japanese: Option<String>,
     pub nodes: u64,
     pub time_ms: u64,
+    /// The process's peak resident memory while it solved this problem (MB; `null` where the
+    /// system does not tell; with `--jobs`, of every problem being solved at the time).
+    pub peak_mb: Option<u64>,
     pub error: Option<String>,
     /// `--probe`: what the engine knows about the position asked about (`probe: ...` lines).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,6 +71,7 @@ impl Report {
             japanese: None,
             nodes: 0,
             time_ms: 0,
+            peak_mb: None,
             error: None,
             probe: None,
             lower_bound: None,
@@ -228,9 +232,11 @@ impl Report {
             }
         }
         s.push_str(&format!(
-            "\n{} nodes, {:.3} s\n",
+            "\n{} nodes, {:.3} s{}\n",
             self.nodes,
-            self.time_ms as f64 / 1000.0
+            self.time_ms as f64 / 1000.0,
+            self.peak_mb
+                .map_or(String::new(), |mb| format!(", {mb} MB peak memory"))
         ));
         if let Some(lines) = &self.probe {
             s.push('\n');

@@ -453,8 +453,13 @@ fn search(
             // thread's does (each owner's copy of it, then the merge's): where the level would
             // not fit that way, even with the caller's memory, one thread expands it (with the
             // same result), going to disk or freezing keys as it needs.
+            // (The narrow loop's tables, kept for its next run, count too.)
+            let narrow_bytes = narrow
+                .state
+                .as_ref()
+                .map_or(0, |n| narrow::fixed_bytes(n.threads()));
             let threads_fit = |workers: &parallel::Workers, budget: usize| {
-                let need = held + seen.bytes() + workers.bytes();
+                let need = held + seen.bytes() + workers.bytes() + narrow_bytes;
                 need + workers.level_estimate(level.len()) <= budget
             };
             if workers.as_ref().is_some_and(|w| {
@@ -462,9 +467,14 @@ fn search(
             }) {
                 budget += more_memory();
             }
-            let use_threads = workers.as_ref().is_some_and(|w| {
-                level.len() >= limits.parallel_from_positions && threads_fit(w, budget)
-            });
+            let wide = level.len() >= limits.parallel_from_positions;
+            let use_threads = workers
+                .as_ref()
+                .is_some_and(|w| wide && threads_fit(w, budget));
+            if workers.is_some() && wide && !use_threads {
+                // Memory is short: the narrow loop's tables go (made again if it runs again).
+                narrow.state = None;
+            }
             let budget_now = budget;
             // At least once a second during a wide level.
             let last_permille = permille(seen.bytes() + held, budget);

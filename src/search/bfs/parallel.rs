@@ -184,10 +184,13 @@ impl<'a> Workers<'a> {
     /// hold already: the owners' new positions and the merge's copy, at the last level's rate
     /// (0 before the first).
     pub(super) fn level_estimate(&self, positions: usize) -> usize {
-        // Half again for a level that grows faster than the last, and a slice's candidates.
+        // Twice the last level's rate (a level may grow faster than the last, and the key set's
+        // growth comes on top), and a slice's candidates. A level the threads start must not
+        // run out: one thread, which needs half as much, would have gone on (森茂 1965 at 16 MB:
+        // one and a half times the rate let the threads start a level they could not finish).
         let level = positions.saturating_mul(self.level_bytes);
         let slice = positions.min(SLICE_POSITIONS) * self.candidate_bytes;
-        level.saturating_add(level / 2).saturating_add(slice)
+        level.saturating_mul(2).saturating_add(slice)
     }
 
     /// Memory the threads' vectors hold, kept from level to level (capacities).
