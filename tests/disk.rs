@@ -154,8 +154,10 @@ fn the_keys_freeze_when_links_on_disk_are_not_enough() {
             threads,
             disk: on_disk(dir.path(), 1024, false),
             level_log: Some(log),
-            // (Giving up, the pass would leave deepening to run for ever.)
-            time: Some(Duration::from_secs(30)),
+            // (Giving up, the pass would leave deepening to run for ever. Generous: beside the
+            // other tests on a two-core machine, the narrow loop's threads wait for each other
+            // long, and this solve took 12 s instead of 1.5 s.)
+            time: Some(Duration::from_secs(120)),
             ..roomy.clone()
         };
         // 16 MB: with the keys in the table alone, one thread gives up (two just fit).
@@ -167,7 +169,7 @@ fn the_keys_freeze_when_links_on_disk_are_not_enough() {
             .map(|l| l.key_bytes as f64 / l.keys as f64)
             .fold(f64::MAX, f64::min);
         assert!(least < 8.0, "{threads} threads: {least} bytes a key");
-        assert_eq!(answer(&frozen), expected, "{threads} threads");
+        assert_eq!(answer(&frozen), expected, "{threads} threads: {:?}", frozen.outcome);
     }
     assert_eq!(entries(dir.path()), 0);
 }

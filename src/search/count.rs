@@ -37,6 +37,8 @@ pub(crate) struct Counter<'a> {
     pub abort: Option<Abort>,
     line: Vec<Move>,
     next_poll: u64,
+    /// The count ends (`Abort::Budget`) at this many nodes.
+    node_limit: u64,
     /// On several threads: this task's number, and the first task number no longer needed
     /// (see [`count_in_pool`]).
     cutoff: Option<(usize, &'a AtomicUsize)>,
@@ -63,8 +65,17 @@ impl<'a> Counter<'a> {
             abort: None,
             line: Vec::new(),
             next_poll: nodes + POLL_INTERVAL,
+            node_limit: u64::MAX,
             cutoff: None,
         }
+    }
+
+    /// Ends the count (`Abort::Budget`, nothing lost but the lines) once it has searched
+    /// `nodes` nodes more.
+    pub fn with_node_budget(mut self, nodes: u64) -> Self {
+        self.node_limit = self.nodes.saturating_add(nodes);
+        self.next_poll = self.next_poll.min(self.node_limit);
+        self
     }
 
     fn done(&self) -> bool {
@@ -74,8 +85,10 @@ impl<'a> Counter<'a> {
     fn poll(&mut self) {
         self.nodes += 1;
         if self.nodes >= self.next_poll {
-            self.next_poll = self.nodes + POLL_INTERVAL;
-            if let Some(abort) = self.interrupt.check(Instant::now()) {
+            self.next_poll = (self.nodes + POLL_INTERVAL).min(self.node_limit.max(self.nodes + 1));
+            if self.nodes >= self.node_limit {
+                self.abort = Some(Abort::Budget);
+            } else if let Some(abort) = self.interrupt.check(Instant::now()) {
                 self.abort = Some(abort);
             } else if let Some((task, cutoff)) = self.cutoff {
                 if task >= cutoff.load(Ordering::Relaxed) {

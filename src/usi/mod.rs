@@ -127,8 +127,11 @@ enum Job {
     Probe(Box<Position>),
     Resize(usize),
     Clear,
-    /// Answer `readyok` once the jobs before it (a table resize, say) are done.
-    Ready,
+    /// Answer `readyok` once the jobs before it (a table resize, say) are done, with the
+    /// table made and the search threads started for `threads`.
+    Ready {
+        threads: usize,
+    },
     Quit,
 }
 
@@ -364,7 +367,9 @@ impl Session {
                 // resize, so that its outcome is reported before `readyok`.
                 let mut searches = self.shared.searches.lock();
                 if searches.unanswered == 0 {
-                    let _ = self.jobs.send(Job::Ready);
+                    let _ = self.jobs.send(Job::Ready {
+                        threads: self.config.threads,
+                    });
                 } else if searches.running {
                     self.out.line("readyok");
                 } else {
@@ -518,8 +523,12 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 }
             }
             Job::Clear | Job::Resize(_) | Job::Probe(_) => {}
-            Job::Ready => {
-                table.get_or_insert_with(|| make_solver(hash_mb));
+            Job::Ready { threads } => {
+                // The long work a GUI expects here: the table written, the threads started and
+                // the caches made (a first `go` that made them took a millisecond more).
+                table
+                    .get_or_insert_with(|| make_solver(hash_mb))
+                    .prepare(threads);
                 out.line("readyok");
             }
             Job::Lines(lines) => lines.iter().for_each(|l| out.line(l)),

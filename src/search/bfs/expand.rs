@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// tested again. Whether a position has a check depends on the position alone, so entries stay
 /// true from one search to the next. One cache serves all the threads of a pass: each slot is
 /// one atomic word, so a reader sees a whole key or none, and a lost race only loses an entry.
-pub(super) struct DeadCache {
+pub(crate) struct DeadCache {
     table: ZeroedTable<u64>,
 }
 
@@ -33,7 +33,7 @@ impl DeadCache {
     /// Exactly one huge page, written at once: its slots are read before they are written (why
     /// that costs: [`ZeroedTable::new_populated`]; at two threads gold_only_5 took 10 ms instead
     /// of 5). A huge page written costs one fault; a populated mapping would be 512 small pages.
-    pub(super) fn new() -> DeadCache {
+    pub(crate) fn new() -> DeadCache {
         let mut table = ZeroedTable::new(Self::SLOTS).expect("a 2 MB dead-position cache");
         table.prefault();
         DeadCache { table }

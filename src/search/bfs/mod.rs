@@ -120,6 +120,12 @@ impl Bushy {
     }
 }
 
+/// A pass's threads join in once it has searched this many nodes (some 3 ms): a pass that
+/// ends sooner costs less on one thread than the threads' start (the narrow loop's tables
+/// written, the crew called: a 27-ply problem the pass solves in 0.04 ms at one thread took
+/// 0.16 ms at two).
+pub(crate) const THREADS_FROM_NODES: u64 = 20_000;
+
 /// Levels at least this wide are expanded with several threads (when there are any); narrower
 /// ones cost less than handing them out. Both ways give the same level, edges and order.
 /// Measured at two threads: 64 beat 4096, 1024 and 256 on every long problem tried (12555:
@@ -178,6 +184,9 @@ pub(crate) struct BfsLimits<'a> {
     pub disk: DiskBudget,
     /// Give up as soon as the levels grow like a bushy tree's (see [`Bushy`]).
     pub give_up_when_bushy: bool,
+    /// The threads join in once the pass has searched this many nodes (see
+    /// [`THREADS_FROM_NODES`]).
+    pub threads_from_nodes: u64,
 }
 
 /// A progress report of the pass.
@@ -204,7 +213,16 @@ pub(crate) struct Pass {
     graph: LevelGraph,
 }
 
+/// A pass holding less than this is freed by the thread that answers (see
+/// `Pass::release_in_background`).
+pub(crate) const RELEASE_INLINE_BYTES: usize = 16 << 20;
+
 impl Pass {
+    /// Memory held.
+    fn bytes(&self) -> usize {
+        self.seen.bytes() + self.level.bytes() + self.counts.capacity() * 4 + self.graph.bytes()
+    }
+
     fn new(root: &Position) -> Pass {
         // Only attacker positions with a check are recorded: a defender position met twice
         // costs one more evasion generation, which is cheaper than remembering every one of
@@ -220,8 +238,17 @@ impl Pass {
     }
 
     /// Frees the pass's memory and file on a thread of its own; join it before memory is
-    /// needed again. Freed here and now if no thread can be had.
-    pub(crate) fn release_in_background(self) -> Option<std::thread::JoinHandle<()>> {
+    /// needed again. Freed here and now if it holds less than `inline_bytes` and no file
+    /// (starting a thread cost more than freeing a few megabytes: a third of a 27-ply problem's
+    /// 0.2 ms pass), or if no thread can be had.
+    pub(crate) fn release_in_background(
+        self,
+        inline_bytes: usize,
+    ) -> Option<std::thread::JoinHandle<()>> {
+        if self.graph.file.is_none() && self.bytes() < inline_bytes {
+            drop(self);
+            return None;
+        }
         std::thread::Builder::new()
             .name("release".into())
             .spawn(move || {
@@ -229,6 +256,28 @@ impl Pass {
                 crate::search::memory::release_freed_memory();
             })
             .ok()
+    }
+}
+
+/// What passes keep from one to the next: the cache of dead positions, whose entries hold for
+/// good (made once, at the first pass or beforehand with [`Caches::new`]). Made anew each pass,
+/// its 2 MB written took three quarters of a short pass's time (a 27-ply problem the pass
+/// solves in 0.04 ms took 0.16 ms). (The narrow loop's tables are made each pass: a pass may
+/// end in the middle of a level, with claims the next run would take for its own.)
+pub(crate) struct Caches {
+    dead: DeadCache,
+}
+
+impl Caches {
+    pub(crate) fn new() -> Caches {
+        Caches {
+            dead: DeadCache::new(),
+        }
+    }
+
+    /// Memory held.
+    pub(crate) fn bytes(&self) -> usize {
+        DeadCache::BYTES
     }
 }
 
@@ -244,10 +293,19 @@ pub(crate) fn search_in_pool(
     nodes: &mut u64,
     progress: &mut dyn FnMut(BfsProgress),
     more_memory: &mut (dyn FnMut() -> usize + Send),
+    caches: &mut Caches,
 ) -> (BfsOutcome, Pass) {
     let mut pass = Pass::new(root);
     let Some(pool) = limits.pool else {
-        let outcome = search(&mut pass, limits, nodes, progress, more_memory, None);
+        let outcome = search(
+            &mut pass,
+            limits,
+            nodes,
+            progress,
+            more_memory,
+            None,
+            caches,
+        );
         return (outcome, pass);
     };
     let (sender, reports) = crossbeam_channel::unbounded();
@@ -264,8 +322,10 @@ pub(crate) fn search_in_pool(
             };
             // A helper spinning where it has no CPU of its own only takes time from the
             // threads that work.
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let helpers = pool.current_num_threads().min(cpus).saturating_sub(1);
+            let helpers = pool
+                .current_num_threads()
+                .min(crate::search::cores())
+                .saturating_sub(1);
             let mut crew = crew::Crew::new(scope, shared, helpers);
             *outcome = Some(search(
                 pass_in_pool,
@@ -274,6 +334,7 @@ pub(crate) fn search_in_pool(
                 &mut report,
                 more_memory,
                 Some(&mut crew),
+                caches,
             ));
         });
         // The reports end when the job (and with it the sender) does. A step that sends none
@@ -310,6 +371,7 @@ fn search(
     progress: &mut dyn FnMut(BfsProgress),
     more_memory: &mut dyn FnMut() -> usize,
     crew: Option<&mut dyn crew::Team>,
+    caches: &mut Caches,
 ) -> BfsOutcome {
     let mut budget = limits.budget_bytes;
     let cap = limits.solution_cap.max(1);
@@ -327,20 +389,23 @@ fn search(
             };
         }
     }
-    let dead = DeadCache::new();
+    let dead: &DeadCache = &caches.dead;
+    let mut narrow_state = None;
     let mut pipeline = Pipeline::new();
     let mut workers = limits
         .pool
-        .map(|pool| parallel::Workers::new(pool, &dead, crew.map(|c| c as _)));
+        .map(|pool| parallel::Workers::new(pool, dead, crew.map(|c| c as _)));
     let mut narrow = NarrowLoop {
-        state: None,
+        state: &mut narrow_state,
         paused: 0,
     };
     let mut last_report = Instant::now();
     let started = Instant::now();
     let mut depth = 0u32;
     let mut bushy = Bushy::default();
+    let first_node = *nodes;
     loop {
+        let threads_joined = *nodes - first_node >= limits.threads_from_nodes;
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
         // 2 * depth + 1 plies, and none shorter exists.
         let lower_bound = 2 * depth + 1;
@@ -358,7 +423,7 @@ fn search(
         // `narrow.rs`).
         if let Some(crew) = workers
             .as_mut()
-            .filter(|_| narrow.is_due(limits, level.len(), graph))
+            .filter(|_| threads_joined && narrow.is_due(limits, level.len(), graph))
             .and_then(|w| w.crew())
         {
             let bushy = &mut bushy;
@@ -387,7 +452,7 @@ fn search(
             let before = depth;
             let exit = narrow.run(
                 crew,
-                (seen, &dead, limits, cap),
+                (seen, dead, limits, cap),
                 narrow::At {
                     depth: &mut depth,
                     level,
@@ -467,13 +532,13 @@ fn search(
             }) {
                 budget += more_memory();
             }
-            let wide = level.len() >= limits.parallel_from_positions;
+            let wide = threads_joined && level.len() >= limits.parallel_from_positions;
             let use_threads = workers
                 .as_ref()
                 .is_some_and(|w| wide && threads_fit(w, budget));
             if workers.is_some() && wide && !use_threads {
                 // Memory is short: the narrow loop's tables go (made again if it runs again).
-                narrow.state = None;
+                *narrow.state = None;
             }
             let budget_now = budget;
             // At least once a second during a wide level.
@@ -525,7 +590,7 @@ fn search(
                 }
                 None => expand_level(
                     seen,
-                    (&dead, &mut pipeline),
+                    (dead, &mut pipeline),
                     &this_level,
                     nodes,
                     budget_now,
@@ -571,7 +636,7 @@ fn search(
             if let Some(workers) = &mut workers {
                 workers.release();
             }
-            narrow.state = None;
+            *narrow.state = None;
             crate::search::memory::release_freed_memory();
         }
         depth += 1;
@@ -674,8 +739,8 @@ fn settle_memory(
 }
 
 /// When the narrow loop runs (see `narrow.rs`), and what it keeps between runs.
-struct NarrowLoop {
-    state: Option<narrow::Narrow>,
+struct NarrowLoop<'k> {
+    state: &'k mut Option<narrow::Narrow>,
     /// Levels to leave to the usual way after the loop gave one back.
     paused: u32,
 }
@@ -687,7 +752,7 @@ const KEPT_VECTORS_DIVISOR: usize = 16;
 /// Levels left to the usual way after the loop gave one back (it outgrew the loop's tables).
 const NARROW_PAUSE: u32 = 8;
 
-impl NarrowLoop {
+impl NarrowLoop<'_> {
     fn is_due(&mut self, limits: &BfsLimits, width: usize, graph: &LevelGraph) -> bool {
         if self.paused > 0 {
             self.paused -= 1;
@@ -717,7 +782,7 @@ impl NarrowLoop {
             return None;
         }
         if self.state.as_ref().is_none_or(|s| s.threads() != threads) {
-            self.state = narrow::Narrow::new(threads);
+            *self.state = narrow::Narrow::new(threads);
         }
         let state = self.state.as_mut()?;
         let exit = narrow::run(

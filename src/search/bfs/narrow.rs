@@ -1665,9 +1665,17 @@ mod tests {
             narrow_key_allowance: if setting.tight { 0 } else { usize::MAX },
             disk: DiskBudget::default(),
             give_up_when_bushy: false,
+            threads_from_nodes: 0,
         };
         let mut nodes = 0;
-        let (outcome, _pass) = search_in_pool(&root, &limits, &mut nodes, &mut |_| {}, &mut || 0);
+        let (outcome, _pass) = search_in_pool(
+            &root,
+            &limits,
+            &mut nodes,
+            &mut |_| {},
+            &mut || 0,
+            &mut crate::search::bfs::Caches::new(),
+        );
         drop(limits);
         let levels = levels
             .try_iter()
@@ -1807,6 +1815,7 @@ mod stop_tests {
                 narrow_key_allowance: usize::MAX,
                 disk: DiskBudget::default(),
                 give_up_when_bushy: false,
+                threads_from_nodes: 0,
             };
             let stopped_at = std::sync::Mutex::new(None);
             let (outcome, _pass) = std::thread::scope(|scope| {
@@ -1816,7 +1825,14 @@ mod stop_tests {
                     stop.store(true, Ordering::Relaxed);
                 });
                 let mut nodes = 0;
-                search_in_pool(&root, &limits, &mut nodes, &mut |_| {}, &mut || 0)
+                search_in_pool(
+                    &root,
+                    &limits,
+                    &mut nodes,
+                    &mut |_| {},
+                    &mut || 0,
+                    &mut crate::search::bfs::Caches::new(),
+                )
             });
             let late = stopped_at.lock().unwrap().expect("stopped").elapsed();
             assert!(
