@@ -169,7 +169,12 @@ fn the_keys_freeze_when_links_on_disk_are_not_enough() {
             .map(|l| l.key_bytes as f64 / l.keys as f64)
             .fold(f64::MAX, f64::min);
         assert!(least < 8.0, "{threads} threads: {least} bytes a key");
-        assert_eq!(answer(&frozen), expected, "{threads} threads: {:?}", frozen.outcome);
+        assert_eq!(
+            answer(&frozen),
+            expected,
+            "{threads} threads: {:?}",
+            frozen.outcome
+        );
     }
     assert_eq!(entries(dir.path()), 0);
 }

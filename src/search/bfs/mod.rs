@@ -211,6 +211,21 @@ pub(crate) struct Pass {
     level: LevelPositions,
     counts: Vec<u32>,
     graph: LevelGraph,
+    /// Where the pass stands, for [`search`] to go on from.
+    at: PassAt,
+}
+
+/// Where a pass stands between two calls of [`search`] (the first on the calling thread, the
+/// second on the pool's: see [`search_in_pool`]).
+#[derive(Default)]
+struct PassAt {
+    /// The level about to be expanded.
+    depth: u32,
+    /// The memory it may use.
+    budget: usize,
+    bushy: Bushy,
+    /// Its first call's start: its nodes then, and the time.
+    first: Option<(u64, Instant)>,
 }
 
 /// A pass holding less than this is freed by the thread that answers (see
@@ -234,6 +249,7 @@ impl Pass {
             level: LevelPositions::root(root),
             counts: vec![1],
             graph: LevelGraph::default(),
+            at: PassAt::default(),
         }
     }
 
@@ -296,18 +312,22 @@ pub(crate) fn search_in_pool(
     caches: &mut Caches,
 ) -> (BfsOutcome, Pass) {
     let mut pass = Pass::new(root);
-    let Some(pool) = limits.pool else {
-        let outcome = search(
-            &mut pass,
-            limits,
-            nodes,
-            progress,
-            more_memory,
-            None,
-            caches,
-        );
+    // On this thread until the threads are due (a short pass ends before: handing it to the
+    // pool cost more than the pass, 20 us of 15).
+    if let Some(outcome) = search(
+        &mut pass,
+        limits,
+        nodes,
+        progress,
+        more_memory,
+        None,
+        caches,
+    ) {
         return (outcome, pass);
-    };
+    }
+    let pool = limits
+        .pool
+        .expect("only a pass with threads waits for them");
     let (sender, reports) = crossbeam_channel::unbounded();
     let mut outcome = None;
     let shared = crew::Shared::default();
@@ -327,7 +347,7 @@ pub(crate) fn search_in_pool(
                 .min(crate::search::cores())
                 .saturating_sub(1);
             let mut crew = crew::Crew::new(scope, shared, helpers);
-            *outcome = Some(search(
+            *outcome = search(
                 pass_in_pool,
                 limits,
                 nodes,
@@ -335,7 +355,7 @@ pub(crate) fn search_in_pool(
                 more_memory,
                 Some(&mut crew),
                 caches,
-            ));
+            );
         });
         // The reports end when the job (and with it the sender) does. A step that sends none
         // for a while (freezing a billion keys takes seconds) still gets a report a second:
@@ -356,10 +376,15 @@ pub(crate) fn search_in_pool(
             }
         }
     });
-    (outcome.expect("the search job ran to its end"), pass)
+    (
+        outcome.expect("the search job ran to its end with an outcome"),
+        pass,
+    )
 }
 
-/// Runs the breadth-first search of `pass` (from its root, attacker to move). `nodes` counts
+/// Runs the breadth-first search of `pass` (from its root, attacker to move, or from where its
+/// last call left it). Without `crew`, returns `None` once threads would join in (see
+/// [`THREADS_FROM_NODES`]), for the caller to go on with them. `nodes` counts
 /// moves played; `progress` is called after levels, at most ten times a second, and at least
 /// once a second during a long level. When the budget is used up, `more_memory()` is asked for
 /// more bytes; when it has none, the links move to disk (if `limits.disk` allows); then the
@@ -372,23 +397,30 @@ fn search(
     more_memory: &mut dyn FnMut() -> usize,
     crew: Option<&mut dyn crew::Team>,
     caches: &mut Caches,
-) -> BfsOutcome {
-    let mut budget = limits.budget_bytes;
+) -> Option<BfsOutcome> {
     let cap = limits.solution_cap.max(1);
     let Pass {
         seen,
         level,
         counts,
         graph,
+        at,
     } = pass;
-    if limits.disk.always {
-        if let Err(e) = graph.move_to_disk(&limits.disk, 0) {
-            return BfsOutcome::GaveUp {
-                lower_bound: 1,
-                reason: GiveUp::Disk(e),
-            };
+    if at.first.is_none() {
+        at.first = Some((*nodes, Instant::now()));
+        at.budget = limits.budget_bytes;
+        if limits.disk.always {
+            if let Err(e) = graph.move_to_disk(&limits.disk, 0) {
+                return Some(BfsOutcome::GaveUp {
+                    lower_bound: 1,
+                    reason: GiveUp::Disk(e),
+                });
+            }
         }
     }
+    let (first_node, started) = at.first.expect("set above");
+    let mut budget = at.budget;
+    let waits_for_threads = crew.is_none() && limits.pool.is_some();
     let dead: &DeadCache = &caches.dead;
     let mut narrow_state = None;
     let mut pipeline = Pipeline::new();
@@ -400,12 +432,19 @@ fn search(
         paused: 0,
     };
     let mut last_report = Instant::now();
-    let started = Instant::now();
-    let mut depth = 0u32;
-    let mut bushy = Bushy::default();
-    let first_node = *nodes;
+    let mut depth = at.depth;
+    let mut bushy = std::mem::take(&mut at.bushy);
     loop {
         let threads_joined = *nodes - first_node >= limits.threads_from_nodes;
+        if threads_joined && waits_for_threads {
+            *at = PassAt {
+                depth,
+                budget,
+                bushy,
+                first: at.first,
+            };
+            return None;
+        }
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
         // 2 * depth + 1 plies, and none shorter exists.
         let lower_bound = 2 * depth + 1;
@@ -414,10 +453,10 @@ fn search(
             reason,
         };
         if lower_bound > limits.max_plies {
-            return give_up(GiveUp::MaxPlies);
+            return Some(give_up(GiveUp::MaxPlies));
         }
         if bushy.note(depth, level.len()) && limits.give_up_when_bushy {
-            return give_up(GiveUp::Bushy);
+            return Some(give_up(GiveUp::Bushy));
         }
         // Narrow levels: every thread in one loop, as long as they stay narrow (see
         // `narrow.rs`).
@@ -476,12 +515,12 @@ fn search(
             match exit {
                 Some(narrow::Exit::Done(outcome)) => {
                     match settled(outcome, graph, cap, lower_bound, limits) {
-                        Settled::Ends(outcome) => return outcome,
+                        Settled::Ends(outcome) => return Some(outcome),
                         // (The loop gives a next level back as `Handback`, never as `Done`.)
                         Settled::Next(..) => unreachable!("the narrow loop ends on an outcome"),
                     }
                 }
-                Some(narrow::Exit::Disk(e)) => return give_up(GiveUp::Disk(e)),
+                Some(narrow::Exit::Disk(e)) => return Some(give_up(GiveUp::Disk(e))),
                 Some(narrow::Exit::Handback) if depth > before => {
                     // A level made by the loop: its memory is settled as below, and it is
                     // expanded the usual way, or by the loop again.
@@ -492,7 +531,7 @@ fn search(
                         limits,
                         lower_bound,
                     ) {
-                        return outcome;
+                        return Some(outcome);
                     }
                     continue;
                 }
@@ -605,18 +644,18 @@ fn search(
             // A freeze the interrupt cut short reads as no memory: the interrupt comes first.
             LevelOutcome::Memory => {
                 if let Some(abort) = limits.interrupt.check(Instant::now()) {
-                    return give_up(GiveUp::Aborted(abort));
+                    return Some(give_up(GiveUp::Aborted(abort)));
                 }
-                return give_up(disk_error.map_or(GiveUp::Memory, GiveUp::Disk));
+                return Some(give_up(disk_error.map_or(GiveUp::Memory, GiveUp::Disk)));
             }
             outcome => outcome,
         };
         let (next, next_counts, edges) = match settled(outcome, graph, cap, lower_bound, limits) {
-            Settled::Ends(outcome) => return outcome,
+            Settled::Ends(outcome) => return Some(outcome),
             Settled::Next(next, counts, edges) => (next, counts, edges),
         };
         if let Err(e) = graph.push(edges) {
-            return give_up(GiveUp::Disk(e));
+            return Some(give_up(GiveUp::Disk(e)));
         }
         *level = next;
         level.shrink_to_fit();
@@ -648,7 +687,7 @@ fn search(
             2 * depth + 1,
         ) {
             Ok(used) => used,
-            Err(outcome) => return outcome,
+            Err(outcome) => return Some(outcome),
         };
         log_level(limits, (depth, level.len()), seen, graph, used, started);
         if last_report.elapsed() >= Duration::from_millis(100) {
