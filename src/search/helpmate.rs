@@ -95,6 +95,12 @@ pub(crate) struct Interrupt<'a> {
 pub(crate) const POLL_INTERVAL: u64 = 4096;
 
 impl Interrupt<'_> {
+    /// Why a search that was told to stop stopped: the interrupt's reason, or `stop` (a stop
+    /// flag raised by another thread meanwhile, say).
+    pub(crate) fn why(&self) -> Abort {
+        self.check(Instant::now()).unwrap_or(Abort::Stopped)
+    }
+
     /// The reason to stop now, if there is one.
     pub fn check(&self, now: Instant) -> Option<Abort> {
         if self.stop.load(Ordering::Relaxed) {

@@ -408,7 +408,9 @@ impl TranspositionTable {
     /// a node overlap their cache misses instead of paying for them one after another.
     #[inline]
     pub fn prefetch(&self, key: u128) {
-        super::prefetch(&self.words.as_atomic()[self.cluster_index(key) * WORDS_PER_CLUSTER]);
+        super::machine::prefetch(
+            &self.words.as_atomic()[self.cluster_index(key) * WORDS_PER_CLUSTER],
+        );
     }
 
     #[inline]

@@ -7,7 +7,7 @@
 //! search ends — an answer, `stop`, a time limit, an error, Ctrl-C or a killed process — so no
 //! stale file is ever left behind, and none is visible in the directory even while it is used.
 
-use super::Link;
+use super::level::Link;
 use crate::shogi::Move;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};

@@ -8,11 +8,11 @@
 //! they were generated, so the next level comes out in the same order either way.
 
 use super::keyset::KeySet;
-use super::Link;
+use super::level::{Link, Parent};
+use crate::search::machine::prefetch_write;
 use crate::search::memory::ZeroedTable;
-use crate::search::prefetch_write;
 use crate::shogi::movegen::{self, MoveList};
-use crate::shogi::{Move, PackedPosition, Position};
+use crate::shogi::{Move, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Keys of positions found to have no check, so that meeting one again costs a look-up rather
@@ -103,17 +103,6 @@ struct Child {
     check: Move,
     evasion: Move,
     key: u128,
-}
-
-/// A position of the level, as `generate` takes it.
-pub(super) struct Parent<'a> {
-    pub packed: &'a PackedPosition,
-    /// Its checks.
-    pub checks: &'a [Move],
-    /// Its index in the level.
-    pub index: u32,
-    /// Ways into it (counting; 1 otherwise).
-    pub paths: u32,
 }
 
 /// One level position being expanded.

@@ -117,7 +117,7 @@ impl FrozenKeys {
     /// Starts loading where `word`'s bucket begins.
     #[inline]
     pub(super) fn prefetch(&self, word: u64) {
-        crate::search::prefetch(&self.starts[self.bucket(word)]);
+        crate::search::machine::prefetch(&self.starts[self.bucket(word)]);
     }
 
     /// The words, ascending.

@@ -298,7 +298,7 @@ impl Shard {
     /// Starts loading the slot where `key` would go, to be read.
     #[inline]
     pub(super) fn prefetch(&self, key: u128) {
-        self.prefetch_with(key, crate::search::prefetch);
+        self.prefetch_with(key, crate::search::machine::prefetch);
     }
 
     /// Starts loading the slot where `key` would go, to be written: an owner inserting keys
@@ -306,7 +306,7 @@ impl Shard {
     /// each line back from their CPU only when its store comes.
     #[inline]
     pub(super) fn prefetch_for_insert(&self, key: u128) {
-        self.prefetch_with(key, |slot| crate::search::prefetch_write(slot));
+        self.prefetch_with(key, |slot| crate::search::machine::prefetch_write(slot));
     }
 
     #[inline]

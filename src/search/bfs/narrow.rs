@@ -29,10 +29,15 @@
 //! has been written to the key set then).
 
 use super::crew::{wait, Beside};
-use super::expand::{ChildSink, DeadCache, NewChild, Parent, Pipeline};
+use super::disk::DiskError;
+use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
+use super::graph::LevelGraph;
 use super::keyset::{self, owner_of, shards_of, KeySet, Shard};
+use super::level::{
+    prefetch_tail, LevelEdges, LevelOutcome, LevelPositions, Line, Link, Parent, LINK_BYTES,
+    TAIL_AHEAD,
+};
 use super::parallel::cut_into_batches;
-use super::{DiskError, LevelEdges, LevelGraph, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::Move;
@@ -146,17 +151,17 @@ impl Found {
     #[inline]
     fn prefetch_tails(&self) {
         self.positions.prefetch_tails();
-        super::prefetch_tail(&self.orders, super::TAIL_AHEAD);
-        super::prefetch_tail(&self.keys, super::TAIL_AHEAD);
-        super::prefetch_tail(&self.links, super::TAIL_AHEAD);
-        super::prefetch_tail(&self.paths, super::TAIL_AHEAD);
+        prefetch_tail(&self.orders, TAIL_AHEAD);
+        prefetch_tail(&self.keys, TAIL_AHEAD);
+        prefetch_tail(&self.links, TAIL_AHEAD);
+        prefetch_tail(&self.paths, TAIL_AHEAD);
     }
 
     fn bytes(&self) -> usize {
         self.positions.bytes()
             + self.orders.capacity() * 8
             + self.keys.capacity() * 16
-            + self.links.capacity() * super::LINK_BYTES
+            + self.links.capacity() * LINK_BYTES
             + self.paths.capacity() * 4
             + self.owners.iter().map(|o| o.capacity() * 2).sum::<usize>()
     }
@@ -297,7 +302,7 @@ impl Claims {
     /// `prefetch_write`).
     #[inline]
     fn prefetch(&self, key: u128, mask: usize) {
-        crate::search::prefetch_write(&self.words.as_atomic()[2 * Self::home(key, mask)]);
+        crate::search::machine::prefetch_write(&self.words.as_atomic()[2 * Self::home(key, mask)]);
     }
 
     /// The claim on `key` (0: none).
@@ -494,7 +499,7 @@ pub(super) struct Book<'a> {
     pub budget: &'a mut usize,
     pub more_memory: &'a mut dyn FnMut() -> usize,
     /// Where links may go when memory runs short.
-    pub disk: &'a super::DiskBudget,
+    pub disk: &'a super::disk::DiskBudget,
     pub nodes: &'a mut u64,
     /// Called after each level made here.
     pub after_level: &'a mut dyn FnMut(LevelDone),
@@ -1039,7 +1044,7 @@ impl Leader<'_, '_, '_> {
         // The graph as it will be once the level is in.
         let graph = self.book.graph.bytes() + booking.edges.bytes();
         self.held_at_barrier = self.held();
-        let used = seen.bytes() + graph + booking.extra.len() * (super::LINK_BYTES + 4);
+        let used = seen.bytes() + graph + booking.extra.len() * (LINK_BYTES + 4);
         let used = used + self.held_at_barrier;
         if width >= run.wide || used > *self.book.budget || (self.book.too_deep)(*self.depth) {
             // Booked now: the loop ends at this barrier.
@@ -1064,7 +1069,7 @@ impl Leader<'_, '_, '_> {
         let seen = unsafe { self.run.seen.get_mut() };
         #[cfg(test)]
         LEFTOVERS.fetch_add(1, Ordering::Relaxed);
-        let mut resorts = super::LastResorts::default();
+        let mut resorts = super::room::LastResorts::default();
         for &key in keys {
             loop {
                 let others = self.book.graph.bytes() + self.held();
@@ -1072,11 +1077,12 @@ impl Leader<'_, '_, '_> {
                 if seen.insert(key, budget, resorts.cramming).is_ok() {
                     break;
                 }
-                let room = super::more_room(self.book.more_memory, self.book.graph, self.book.disk);
+                let room =
+                    super::room::more_room(self.book.more_memory, self.book.graph, self.book.disk);
                 match room {
-                    Ok(super::Room::Memory(extra)) => *self.book.budget += extra,
+                    Ok(super::room::Room::Memory(extra)) => *self.book.budget += extra,
                     // Links moved to disk: the graph counts fewer bytes.
-                    Ok(super::Room::Disk(freed)) if freed > 0 => {}
+                    Ok(super::room::Room::Disk(freed)) if freed > 0 => {}
                     Ok(_) if resorts.take(seen, self.run.interrupt) => {}
                     Ok(_) => return Some(Ended::Done(LevelOutcome::Memory)),
                     Err(e) => return Some(Ended::Disk(e)),

@@ -22,7 +22,7 @@
 use super::crew::Team;
 use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
-use super::{Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link};
+use super::level::{prefetch_tail, Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::{Move, PackedPosition};
@@ -422,7 +422,7 @@ pub(super) fn expand_level(
             allowance = allowance.saturating_sub(used);
             seen.recount();
             if inserted.iter().any(|o| o.interrupted) {
-                return LevelOutcome::Aborted(super::why_stopped(&level.interrupt));
+                return LevelOutcome::Aborted(level.interrupt.why());
             }
             let still_working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
             if still_working == 0 {
@@ -436,7 +436,7 @@ pub(super) fn expand_level(
                     froze = true;
                     match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
                         Some(freed) => allowance += freed,
-                        None => return LevelOutcome::Aborted(super::why_stopped(&level.interrupt)),
+                        None => return LevelOutcome::Aborted(level.interrupt.why()),
                     }
                 }
                 // ...then fill the shards further before giving up.
@@ -893,8 +893,8 @@ impl Buckets<'_> {
         let bucket = &mut self.buckets[keyset::owner_of_key(key, self.owners)];
         // The buckets' lines were last read by their owners, on other threads: owning them
         // again takes a round trip between CPUs, started here a few candidates ahead.
-        super::prefetch_tail(bucket, 4 * std::mem::size_of::<Candidate>());
-        super::prefetch_tail(&self.checks, 64 * std::mem::size_of::<Move>());
+        prefetch_tail(bucket, 4 * std::mem::size_of::<Candidate>());
+        prefetch_tail(&self.checks, 64 * std::mem::size_of::<Move>());
         bucket.push(Candidate {
             order,
             key,
@@ -1112,7 +1112,7 @@ impl Repeats {
     /// Starts loading `key`'s slot, to be read and perhaps written (see `prefetch_write`).
     #[inline]
     fn prefetch(&self, key: u128) {
-        crate::search::prefetch_write(&self.words.as_slice()[self.slot(key)]);
+        crate::search::machine::prefetch_write(&self.words.as_slice()[self.slot(key)]);
     }
 
     #[inline]

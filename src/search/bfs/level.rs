@@ -1,0 +1,227 @@
+//! What a breadth-first level is: its positions (packed, each with its checks), how each was
+//! reached (a link to its parent), the edges into the next level, and what expanding it came to.
+
+use crate::search::helpmate::{Abort, Interrupt};
+use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::{Move, PackedPosition, Position};
+
+/// How a position of level `k + 1` was reached from level `k`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Link {
+    pub(super) parent: u32,
+    pub(super) check: Move,
+    pub(super) evasion: Move,
+}
+
+impl Link {
+    /// A slot's filler until its link is written (no parent has this index).
+    pub(super) const UNSET: Link = Link {
+        parent: u32::MAX,
+        check: Move::NULL,
+        evasion: Move::NULL,
+    };
+}
+
+pub(super) const LINK_BYTES: usize = std::mem::size_of::<Link>();
+
+pub(super) const PACKED_BYTES: usize = std::mem::size_of::<PackedPosition>();
+
+/// The positions of a level, each with its checks (found when the position was reached, to
+/// tell whether it had any: kept, so that expanding it does not generate them again).
+#[derive(Default)]
+pub(super) struct LevelPositions {
+    pub(super) packed: Vec<PackedPosition>,
+    /// Every position's checks, one after the other.
+    pub(super) checks: Vec<Move>,
+    /// Where each position's checks end in `checks`.
+    pub(super) ends: Vec<u32>,
+}
+
+impl LevelPositions {
+    pub(super) fn root(root: &Position) -> LevelPositions {
+        let mut level = LevelPositions::default();
+        let mut checks = MoveList::new();
+        movegen::checks(root, &mut checks);
+        level.push(root.pack(), &checks);
+        level
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.packed.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.packed.is_empty()
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, packed: PackedPosition, checks: &[Move]) {
+        self.packed.push(packed);
+        self.checks.extend_from_slice(checks);
+        self.ends.push(self.checks.len() as u32);
+    }
+
+    /// Starts owning the lines the next positions go to (see [`prefetch_tail`]).
+    #[inline]
+    pub(super) fn prefetch_tails(&self) {
+        prefetch_tail(&self.packed, TAIL_AHEAD);
+        prefetch_tail(&self.checks, TAIL_AHEAD);
+        prefetch_tail(&self.ends, TAIL_AHEAD);
+    }
+
+    /// Starts loading positions `range` and their checks: a thread expanding a batch of them
+    /// mostly reads lines that another thread wrote last (the merge, or its insertion), each a
+    /// round trip between CPUs if taken one by one as the expansion comes to them.
+    pub(super) fn prefetch(&self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        prefetch_lines(&self.packed[range.clone()]);
+        let start = if range.start == 0 {
+            0
+        } else {
+            self.ends[range.start - 1]
+        };
+        let end = self.ends[range.end - 1];
+        prefetch_lines(&self.checks[start as usize..end as usize]);
+        prefetch_lines(&self.ends[range]);
+    }
+
+    /// Position `index` and its checks.
+    #[inline]
+    pub(super) fn get(&self, index: usize) -> (&PackedPosition, &[Move]) {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        let end = self.ends[index];
+        (
+            &self.packed[index],
+            &self.checks[start as usize..end as usize],
+        )
+    }
+
+    /// Memory held, counting spare capacity.
+    pub(super) fn bytes(&self) -> usize {
+        self.packed.capacity() * PACKED_BYTES
+            + self.checks.capacity() * 2
+            + self.ends.capacity() * 4
+    }
+
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.packed.shrink_to_fit();
+        self.checks.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+}
+
+/// What one level came to.
+pub(super) enum LevelOutcome {
+    /// Mating checks on this level: (parent index, check), in order, and the number of paths
+    /// into them (capped).
+    Mates {
+        mates: Vec<(u32, Move)>,
+        count: u32,
+    },
+    /// The next level, its path counts (counting only) and the edges into it.
+    Next {
+        next: LevelPositions,
+        counts: Vec<u32>,
+        edges: LevelEdges,
+    },
+    Aborted(Abort),
+    /// The key set could not grow within the budget.
+    Memory,
+}
+
+/// The level being expanded.
+pub(super) struct Level<'a> {
+    pub positions: &'a LevelPositions,
+    /// Positions the threads expand before their candidates are inserted (see
+    /// [`SLICE_POSITIONS`]).
+    pub slice: usize,
+    /// Positions in each batch a thread takes of a slice (None: sized to the slice).
+    pub batch: Option<usize>,
+    /// Paths into each position (counting only).
+    pub counts: &'a [u32],
+    pub cap: u32,
+    pub interrupt: Interrupt<'a>,
+    /// Bytes held besides the key set and what this level adds: the links of earlier levels,
+    /// this level's positions and counts.
+    pub held: usize,
+}
+
+impl Level<'_> {
+    pub(super) fn counting(&self) -> bool {
+        self.cap > 1
+    }
+
+    /// Position `index`, for expanding.
+    #[inline]
+    pub(super) fn parent(&self, index: usize) -> Parent<'_> {
+        let (packed, checks) = self.positions.get(index);
+        Parent {
+            packed,
+            checks,
+            index: index as u32,
+            paths: if self.counting() {
+                self.counts[index]
+            } else {
+                1
+            },
+        }
+    }
+}
+
+/// Starts loading the cache lines of `items` (one look-up hint a line).
+pub(super) fn prefetch_lines<T>(items: &[T]) {
+    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    items
+        .iter()
+        .step_by(step)
+        .for_each(crate::search::machine::prefetch);
+}
+
+/// Starts owning the line `ahead` bytes past the end of `items` (written as it grows): where
+/// another thread read the vector last, each new line is otherwise taken back from its CPU only
+/// when a store reaches it, and the stores behind that one wait (stores complete in order). A
+/// hint: past the allocation it loads nothing of use, and costs nothing else.
+#[inline]
+pub(super) fn prefetch_tail<T>(items: &[T], ahead: usize) {
+    let end = items.as_ptr_range().end as *const u8;
+    crate::search::machine::prefetch_write(end.wrapping_add(ahead));
+}
+
+/// How far ahead a list filled one entry at a time starts owning its next lines: the line
+/// after the one being written.
+pub(super) const TAIL_AHEAD: usize = 64;
+
+/// A word on a cache line of its own: words every thread writes (a barrier's, a shared
+/// counter) would otherwise slow down the reads of whatever shares their line. 128 bytes: the
+/// line and the one the CPU fetches with it.
+#[repr(align(128))]
+#[derive(Default)]
+pub(super) struct Line<T>(pub T);
+
+/// The edges from one level into the next: the first way into each new position (indexed like
+/// the next level) and, when counting, every further way into one of them.
+#[derive(Default)]
+pub(super) struct LevelEdges {
+    pub(super) first: Vec<Link>,
+    pub(super) extra: Vec<(u32, Link)>,
+}
+
+impl LevelEdges {
+    /// Memory held, counting spare capacity.
+    pub(super) fn bytes(&self) -> usize {
+        self.first.capacity() * LINK_BYTES + self.extra.capacity() * (LINK_BYTES + 4)
+    }
+}
+
+/// A position of the level, as `generate` takes it.
+pub(super) struct Parent<'a> {
+    pub packed: &'a PackedPosition,
+    /// Its checks.
+    pub checks: &'a [Move],
+    /// Its index in the level.
+    pub index: u32,
+    /// Ways into it (counting; 1 otherwise).
+    pub paths: u32,
+}

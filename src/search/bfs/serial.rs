@@ -1,0 +1,200 @@
+//! One level expanded on one thread (the threads' way is `parallel.rs`, with the same result).
+
+use super::expand::{self, DeadCache, Pipeline};
+use super::keyset::{self, KeySet};
+use super::level::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
+use super::room::LastResorts;
+use crate::search::helpmate::{Interrupt, POLL_INTERVAL};
+use crate::shogi::Move;
+use std::time::Instant;
+
+/// The most positions a one-thread level makes room for before it starts (see
+/// `expand_level`).
+pub(super) const NEXT_LEVEL_ROOM: usize = 4096;
+
+/// The next level as one thread builds it.
+pub(super) struct NextLevel<'a> {
+    pub(super) seen: &'a mut KeySet,
+    pub(super) next: LevelPositions,
+    pub(super) counts: Vec<u32>,
+    pub(super) edges: LevelEdges,
+    /// Counting: where each new position's key went in `next`.
+    pub(super) index: keyset::KeyMap<u32>,
+    pub(super) counting: bool,
+    pub(super) cap: u32,
+    /// Bytes held besides the key set and this struct's vectors.
+    pub(super) held: usize,
+    pub(super) budget: usize,
+    pub(super) more_memory: &'a mut dyn FnMut() -> usize,
+    pub(super) resorts: LastResorts,
+    /// Polled during a freeze.
+    pub(super) interrupt: Interrupt<'a>,
+}
+
+impl NextLevel<'_> {
+    /// Bytes of the level being built (capacities, not lengths).
+    pub(super) fn bytes(&self) -> usize {
+        self.next.bytes()
+            + self.counts.capacity() * 4
+            + self.edges.bytes()
+            + self.index.capacity() * 32
+    }
+
+    pub(super) fn used(&self) -> usize {
+        self.held + self.seen.bytes() + self.bytes()
+    }
+
+    /// Asks for more memory when the budget is used up (freezing the keys once there is no
+    /// more to be had); false if there is none.
+    pub(super) fn within_budget(&mut self) -> bool {
+        while self.used() > self.budget {
+            match (self.more_memory)() {
+                // (Only the freeze: filling the shards further makes no room for the rest.)
+                0 if !self.resorts.froze => {
+                    self.resorts.take(self.seen, self.interrupt);
+                }
+                0 => return false,
+                extra => self.budget += extra,
+            }
+        }
+        true
+    }
+}
+
+impl expand::ChildSink for NextLevel<'_> {
+    type Stop = ();
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        if !self.seen.contains(key) {
+            return false;
+        }
+        // Counting: another shortest way into a position of the next level?
+        if self.counting {
+            if let Some(&child) = self.index.get(&key) {
+                self.edges.extra.push((child, link));
+                let c = &mut self.counts[child as usize];
+                *c = c.saturating_add(paths).min(self.cap);
+            }
+        }
+        true
+    }
+
+    #[inline]
+    fn add(&mut self, child: expand::NewChild) -> Result<(), ()> {
+        let (key, link, paths) = (child.key, child.link, child.paths);
+        loop {
+            let others = self.held + self.bytes();
+            let allowance = self.budget.saturating_sub(others);
+            match self.seen.insert(key, allowance, self.resorts.cramming) {
+                Ok(_) => break,
+                Err(()) => match (self.more_memory)() {
+                    0 if !self.resorts.take(self.seen, self.interrupt) => return Err(()),
+                    0 => {}
+                    extra => self.budget += extra,
+                },
+            }
+        }
+        self.next.push(child.pos.pack(), child.checks);
+        self.edges.first.push(link);
+        if self.counting {
+            self.index.insert(key, self.counts.len() as u32);
+            self.counts.push(paths);
+        }
+        Ok(())
+    }
+}
+
+/// Expands one level on this thread. The children of each position are resolved after the
+/// next position's are generated (see `expand.rs`), so that their look-ups overlap. `dead` and
+/// `pipeline` are the pass's, kept from level to level.
+pub(super) fn expand_level(
+    seen: &mut KeySet,
+    (dead, pipeline): (&DeadCache, &mut Pipeline),
+    level: &Level,
+    nodes: &mut u64,
+    budget: usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    tick: &mut dyn FnMut(u64),
+) -> LevelOutcome {
+    let counting = level.counting();
+    // Room for a next level as wide as this one (up to a bound): grown from nothing,
+    // a narrow level's vectors and index were reallocated some six times each, level after
+    // level (寿限無 19447: 3% of a one-thread pass in the allocator and rehashing). Wide levels
+    // still grow, and every level is trimmed to its size once made.
+    let room = level.positions.len().min(NEXT_LEVEL_ROOM);
+    let mut sink = NextLevel {
+        seen,
+        next: LevelPositions {
+            packed: Vec::with_capacity(room),
+            checks: Vec::with_capacity(4 * room),
+            ends: Vec::with_capacity(room),
+        },
+        counts: Vec::with_capacity(if counting { room } else { 0 }),
+        edges: LevelEdges {
+            first: Vec::with_capacity(room),
+            extra: Vec::new(),
+        },
+        index: keyset::KeyMap::with_capacity_and_hasher(
+            if counting { room } else { 0 },
+            Default::default(),
+        ),
+        counting,
+        cap: level.cap,
+        held: level.held,
+        budget,
+        more_memory,
+        resorts: LastResorts::default(),
+        interrupt: level.interrupt,
+    };
+    let mut mates: Vec<(u32, Move, u32)> = Vec::new();
+    pipeline.reset();
+    // Polled each time the pass's node count passes a multiple of the interval: counted from
+    // each level's start, a level of fewer nodes never polled (a stop on 森茂 1965 waited up
+    // to 100 ms for a wider level).
+    let mut next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
+    for index in 0..level.positions.len() {
+        *nodes += pipeline.current().generate(
+            level.parent(index),
+            (sink.seen, dead, &sink),
+            &mut mates,
+            !counting,
+            false,
+        );
+        if !mates.is_empty() && !counting {
+            break;
+        }
+        if mates.is_empty() && pipeline.previous().resolve(dead, &mut sink).is_err() {
+            return LevelOutcome::Memory;
+        }
+        pipeline.advance();
+        if *nodes >= next_poll {
+            next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
+            tick(*nodes);
+            if let Some(abort) = level.interrupt.check(Instant::now()) {
+                return LevelOutcome::Aborted(abort);
+            }
+            if !sink.within_budget() {
+                return LevelOutcome::Memory;
+            }
+        }
+    }
+    if !mates.is_empty() {
+        let count = mates
+            .iter()
+            .fold(0u32, |c, m| c.saturating_add(m.2).min(level.cap));
+        let count = if counting { count } else { 1 };
+        return LevelOutcome::Mates {
+            mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
+            count,
+        };
+    }
+    if pipeline.previous().resolve(dead, &mut sink).is_err() {
+        return LevelOutcome::Memory;
+    }
+    LevelOutcome::Next {
+        next: sink.next,
+        counts: sink.counts,
+        edges: sink.edges,
+    }
+}
