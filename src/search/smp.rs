@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// order or deeper, and what it proves for good goes into the shared table). On lines of its
 /// own: the helpers sit side by side in a vector, and one's position, written at every move,
 /// would otherwise share a line with the next one's table address, read at every probe (the
-/// narrow loop's threads lost 8% of their time to such neighbours, session 23).
+/// narrow loop's threads lost 8% of their time to such neighbours).
 #[repr(align(128))]
 pub(super) struct Helper {
     pos: Position,

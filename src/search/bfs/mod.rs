@@ -109,10 +109,9 @@ pub(crate) const THREADS_FROM_NODES: u64 = 20_000;
 /// Levels at least this wide are expanded with several threads (when there are any); narrower
 /// ones cost less than handing them out. Both ways give the same level, edges and order.
 /// Measured at two threads: 64 beat 4096, 1024 and 256 on every long problem tried (12555:
-/// 5.9 s at 4096, 4.1-4.3 s at 64; 2571: 3.9 s, 2.7 s) and equalled 16 (session 8). Once the
-/// threads stopped waiting on each other's lines (session 10), 16 beat 64 on 寿限無 19447
-/// (0.561 s against 0.606, 0.692 against 0.723 with the CPUs far apart; 8 and 4 no better)
-/// and equalled it on 12555, 1965 and 2571.
+/// 5.9 s at 4096, 4.1-4.3 s at 64; 2571: 3.9 s, 2.7 s); once the threads no longer waited on
+/// each other's cache lines, 16 beat 64 on 寿限無 19447 (0.561 s against 0.606; 8 and 4 no
+/// better) and equalled it on 12555, 1965 and 2571.
 pub(crate) const PARALLEL_FROM_POSITIONS: usize = 16;
 
 /// Figures of one breadth-first level, for the level log (`Limits::level_log`).

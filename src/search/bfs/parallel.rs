@@ -1046,9 +1046,9 @@ fn out_has_room(out: &mut Inserted, checks: usize, counting: bool, allowance: &m
 /// meets first, has one, whichever thread noted what and when. The two words are written
 /// one after the other without a lock: a slot read while another thread rewrites it (one
 /// write's order, another's check) verifies for no key but by a 64-bit accident, and two
-/// notes of one key with different orders never verify as each other. (Until session 23 each
-/// thread had its own table, and the copies met on the other thread, 171 K on
-/// forest-06-10_97 at two threads, were all played twice.)
+/// notes of one key with different orders never verify as each other. (With a table a thread,
+/// the copies met on the other thread, 171 K on forest-06-10_97 at two threads, were all played
+/// twice.)
 struct Repeats {
     /// Two words a slot: the order, then the order XORed with the tag.
     words: ZeroedTable<u64>,
