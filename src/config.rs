@@ -4,7 +4,8 @@
 //! `engine.toml` in the current directory. A missing file means built-in defaults; a malformed
 //! one is an error (silently ignoring a typo would be worse).
 
-use serde::Deserialize;
+use crate::shogi::{Goal, Stipulation};
+use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -36,6 +37,12 @@ pub struct EngineConfig {
     /// MB that pass may write there (0: never use the disk).
     #[serde(rename = "DiskCap")]
     pub disk_cap_mb: usize,
+    /// What the problems ask for: `H#` (ばか詰) or `HS#` (協力自玉詰).
+    #[serde(rename = "Stipulation", deserialize_with = "goal_name")]
+    pub goal: Goal,
+    /// 受先: the defender, the side to move, moves first.
+    #[serde(rename = "DefenderFirst")]
+    pub defender_first: bool,
 }
 
 impl Default for EngineConfig {
@@ -46,7 +53,32 @@ impl Default for EngineConfig {
             solution_limit: 2,
             temp_dir: None,
             disk_cap_mb: DEFAULT_DISK_CAP_MB,
+            goal: Goal::Helpmate,
+            defender_first: false,
         }
+    }
+}
+
+impl EngineConfig {
+    /// The stipulation the options set.
+    pub fn stipulation(&self) -> Stipulation {
+        Stipulation {
+            goal: self.goal,
+            defender_first: self.defender_first,
+        }
+    }
+}
+
+/// `Stipulation = "H#"` or `"HS#"` (or a name composers write, without 受先: that is
+/// `DefenderFirst`).
+fn goal_name<'de, D: Deserializer<'de>>(d: D) -> Result<Goal, D::Error> {
+    let text = String::deserialize(d)?;
+    match Stipulation::parse(&text) {
+        Ok(s) if !s.defender_first => Ok(s.goal),
+        Ok(_) => Err(serde::de::Error::custom(
+            "Stipulation names the goal (H# or HS#); the defender moving first is DefenderFirst = true",
+        )),
+        Err(e) => Err(serde::de::Error::custom(e)),
     }
 }
 

@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use kyozume::config::EngineConfig;
 use kyozume::shogi::perft::{divide, perft};
-use kyozume::shogi::Position;
+use kyozume::shogi::{Position, Stipulation};
 use kyozume::workbench::{self, input::Format, SolveOptions};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -51,7 +51,7 @@ enum Command {
         /// One JSON object per problem, one line each.
         #[arg(long)]
         json: bool,
-        /// Solve every problem in FILE (one a line: SFEN, or name<TAB>SFEN).
+        /// Solve every problem in FILE (one a line: SFEN, or name<TAB>SFEN[<TAB>stipulation]).
         #[arg(long, value_name = "FILE", conflicts_with = "input")]
         batch: Option<String>,
         /// Search threads for each problem (default: Threads from engine.toml, else the
@@ -83,6 +83,18 @@ enum Command {
         /// engine.toml, else 65536).
         #[arg(long, value_name = "MB")]
         disk_cap: Option<usize>,
+        /// What the problem asks for: H# (ばか詰, the default) or HS# (協力自玉詰: the
+        /// defender's last move mates the attacker). Stands over what a file names.
+        #[arg(long, value_name = "H#|HS#", value_parser = parse_goal)]
+        stipulation: Option<kyozume::shogi::Goal>,
+        /// 受先: the side to move is the defender and moves first.
+        #[arg(long)]
+        defender_first: bool,
+        /// The rules as composers write them: 協力詰, ばか詰, 協力自玉詰, ばか自殺詰,
+        /// 偶数手ばか詰, 受先ばか詰, 受先協力自玉詰 (or H#, HS#). Stands over what a file
+        /// names.
+        #[arg(long, value_name = "TEXT", conflicts_with_all = ["stipulation", "defender_first"])]
+        rules: Option<String>,
     },
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
@@ -138,6 +150,15 @@ enum Command {
         #[arg(long)]
         no_bulk: bool,
     },
+}
+
+/// `--stipulation`: H# or HS#.
+fn parse_goal(text: &str) -> Result<kyozume::shogi::Goal, String> {
+    match Stipulation::parse(text) {
+        Ok(s) if !s.defender_first => Ok(s.goal),
+        Ok(_) => Err("the defender moving first is --defender-first".to_string()),
+        Err(_) => Err(format!("'{text}' is not H# or HS#")),
+    }
 }
 
 /// `--hash`: the `USI_Hash` range.
@@ -208,6 +229,9 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             levels,
             temp_dir,
             disk_cap,
+            stipulation,
+            defender_first,
+            rules,
         }) => {
             if jobs.is_some() && batch.is_none() {
                 eprintln!("kyozume solve: --jobs needs --batch FILE (one problem uses --threads)");
@@ -225,6 +249,20 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 config.temp_dir = Some(dir.clone());
             }
             config.disk_cap_mb = disk_cap.unwrap_or(config.disk_cap_mb);
+            let given = match rules {
+                Some(text) => match Stipulation::parse(text) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        eprintln!("kyozume solve: --rules: {e}");
+                        return Err(ExitCode::from(workbench::exit::BAD_INPUT));
+                    }
+                },
+                None if stipulation.is_some() || *defender_first => Some(Stipulation {
+                    goal: stipulation.unwrap_or(config.goal),
+                    defender_first: *defender_first,
+                }),
+                None => None,
+            };
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
                 hash_mb: hash.map_or(config.hash_mb, |mb| mb as usize),
@@ -237,6 +275,8 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 output: *output,
                 levels: *levels,
                 disk: config.disk_budget(),
+                stipulation: given.unwrap_or(config.stipulation()),
+                stipulation_given: given.is_some(),
                 ..Default::default()
             };
             if let Some(file) = batch {

@@ -7,7 +7,7 @@ mod common;
 
 use common::helpmates;
 use kyozume::shogi::record::{read_csa, read_ki2, read_kif, to_csa, to_ki2, to_kif};
-use kyozume::shogi::{Move, Position};
+use kyozume::shogi::{Move, Position, Stipulation};
 
 fn replay(root: &Position, usi: &[String]) -> Vec<Move> {
     let mut pos = root.clone();
@@ -27,9 +27,9 @@ fn every_published_line_round_trips_through_kif_ki2_and_csa() {
     for p in helpmates().iter().filter(|p| !p.line.is_empty()) {
         let root = Position::from_sfen(&p.sfen).unwrap();
         let moves = replay(&root, &p.line);
-        let kif = to_kif(&root, &moves, "2026/11/23 09:00:00");
-        let ki2 = to_ki2(&root, &moves, "2026/11/23 09:00:00");
-        let csa = to_csa(&root, &moves);
+        let kif = to_kif(&root, Stipulation::HELPMATE, &moves, "2026/11/23 09:00:00");
+        let ki2 = to_ki2(&root, Stipulation::HELPMATE, &moves, "2026/11/23 09:00:00");
+        let csa = to_csa(&root, Stipulation::HELPMATE, &moves);
         for (format, back) in [
             ("kif", read_kif(&kif)),
             ("ki2", read_ki2(&ki2)),
@@ -77,7 +77,7 @@ fn kif_moves_are_written_as_kakinoki_defines_them() {
         &root,
         &["7g7f", "3c3d", "8h2b+", "3a2b", "B*4e"].map(String::from),
     );
-    let kif = to_kif(&root, &moves, "2026/11/23 09:00:00");
+    let kif = to_kif(&root, Stipulation::HELPMATE, &moves, "2026/11/23 09:00:00");
     assert!(kif.contains("手合割：平手\n"), "{kif}");
     let body: Vec<&str> = kif
         .lines()
@@ -96,10 +96,10 @@ fn kif_moves_are_written_as_kakinoki_defines_them() {
             "まで5手で詰み"
         ]
     );
-    let csa = to_csa(&root, &moves);
+    let csa = to_csa(&root, Stipulation::HELPMATE, &moves);
     assert!(csa.contains("\n+\n+7776FU\n-3334FU\n+8822UM\n-3122GI\n+0045KA\n%TSUMI\n"));
     // KI2: Japanese notation, 打 only where a board piece could also go (none could here).
-    let ki2 = to_ki2(&root, &moves, "2026/11/23 09:00:00");
+    let ki2 = to_ki2(&root, Stipulation::HELPMATE, &moves, "2026/11/23 09:00:00");
     assert!(
         ki2.contains("▲７六歩 △３四歩 ▲２二角成 △同銀 ▲４五角\n"),
         "{ki2}"
@@ -109,7 +109,12 @@ fn kif_moves_are_written_as_kakinoki_defines_them() {
 #[test]
 fn malformed_records_give_errors_not_panics() {
     let root = Position::startpos();
-    let good = to_kif(&root, &replay(&root, &["7g7f".to_string()]), "x");
+    let good = to_kif(
+        &root,
+        Stipulation::HELPMATE,
+        &replay(&root, &["7g7f".to_string()]),
+        "x",
+    );
     for bad in [
         good.replace("７六歩(77)", "７六歩(78)"),
         good.replace("７六歩(77)", "７六飛(77)"),
@@ -118,7 +123,11 @@ fn malformed_records_give_errors_not_panics() {
     ] {
         assert!(read_kif(&bad).is_err(), "{bad}");
     }
-    let csa = to_csa(&root, &replay(&root, &["7g7f".to_string()]));
+    let csa = to_csa(
+        &root,
+        Stipulation::HELPMATE,
+        &replay(&root, &["7g7f".to_string()]),
+    );
     assert!(read_csa(&csa.replace("+7776FU", "+7775FU")).is_err());
     assert!(read_csa(&csa.replace("\n+\n", "\n")).is_err());
     for bad_move in [

@@ -203,8 +203,12 @@ fn sigint_and_sigterm_stop_the_search_with_its_reply() {
         .unwrap();
         stdin.flush().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
+        // The search has started once its first depth is out (after the stipulation's line).
         let mut first = String::new();
-        out.read_line(&mut first).unwrap();
+        while first.is_empty() || first.starts_with("info string") {
+            first.clear();
+            out.read_line(&mut first).unwrap();
+        }
         assert!(first.starts_with("info depth"), "{first}");
         let sent = std::time::Instant::now();
         let kill = Command::new("kill")

@@ -21,7 +21,7 @@ use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
 use crate::shogi::movegen::{self, MoveList};
-use crate::shogi::{Move, Position};
+use crate::shogi::{Goal, Move, Position};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -42,6 +42,8 @@ pub(crate) struct Counter<'a> {
     /// On several threads: this task's number, and the first task number no longer needed
     /// (see [`count_in_pool`]).
     cutoff: Option<(usize, &'a AtomicUsize)>,
+    /// Whose king the lines end by mating.
+    goal: Goal,
 }
 
 impl<'a> Counter<'a> {
@@ -67,7 +69,14 @@ impl<'a> Counter<'a> {
             next_poll: nodes + POLL_INTERVAL,
             node_limit: u64::MAX,
             cutoff: None,
+            goal: Goal::Helpmate,
         }
+    }
+
+    /// Counts lines that end in `goal` (H# unless told).
+    pub fn with_goal(mut self, goal: Goal) -> Self {
+        self.goal = goal;
+        self
     }
 
     /// Ends the count (`Abort::Budget`, nothing lost but the lines) once it has searched
@@ -99,22 +108,25 @@ impl<'a> Counter<'a> {
         }
     }
 
-    /// Collects lines of exactly `remaining` plies from the current position (attacker to move
-    /// when `remaining` is odd) that end in mate; returns how many were found below this node.
+    /// Collects lines of exactly `remaining` plies from the current position that end in the
+    /// goal; returns how many were found below this node. The side whose move ends a line (H#:
+    /// the attacker, HS#: the defender) is to move when `remaining` is odd.
     pub fn count(&mut self, ply: u32, remaining: u32) -> usize {
         let key = self.pos.key();
         if self.tt.probe(key).is_some_and(|p| p.lb > remaining) {
             return 0;
         }
-        let attacker = remaining % 2 == 1;
+        let selfmate = self.goal == Goal::Selfmate;
+        let attacker = (remaining % 2 == 1) != selfmate;
         let mut list = MoveList::new();
         if attacker {
             movegen::checks(self.pos, &mut list);
         } else {
-            movegen::evasions(self.pos, &mut list);
+            movegen::legal(self.pos, &mut list);
         }
         if list.is_empty() && !attacker {
-            // A mated defender cannot lie inside a shortest line; nothing to store either.
+            // A defender without a move (mated, in H#) cannot lie inside a line; nothing to
+            // store either.
             return 0;
         }
         let mut found = 0;
@@ -122,7 +134,12 @@ impl<'a> Counter<'a> {
             for &m in list.iter() {
                 self.pos.do_move(m);
                 self.poll();
-                let mate = !movegen::has_evasion(self.pos);
+                // (H#: the defender is in check after a check.)
+                let mate = if selfmate {
+                    movegen::is_checkmate(self.pos)
+                } else {
+                    !movegen::has_evasion(self.pos)
+                };
                 self.pos.undo_move(m);
                 if mate {
                     self.line.push(m);
@@ -202,18 +219,28 @@ pub(crate) fn count_in_pool(
     pool: &rayon::ThreadPool,
     root: &Position,
     tt: &TranspositionTable,
-    len: u32,
+    (len, goal): (u32, Goal),
     cap: usize,
     interrupt: Interrupt,
 ) -> Counted {
-    debug_assert!(len >= 3 && len % 2 == 1);
+    debug_assert!(len >= 3);
     let root_key = root.key();
     let mut tasks = Vec::new();
     let mut nodes = 0;
+    // The root's side is the attacker when the side ending the lines is to move at odd
+    // remaining plies (see `Counter::count`).
+    let root_attacker = (len % 2 == 1) != (goal == Goal::Selfmate);
+    let moves_of = |pos: &Position, attacker: bool, list: &mut MoveList| {
+        if attacker {
+            movegen::checks(pos, list)
+        } else {
+            movegen::legal(pos, list)
+        }
+    };
     if tt.probe(root_key).is_none_or(|p| p.lb <= len) {
         let mut pos = root.clone();
         let mut checks = MoveList::new();
-        movegen::checks(&pos, &mut checks);
+        moves_of(&pos, root_attacker, &mut checks);
         for &check in checks.iter() {
             let after_check = pos.key_after(check);
             if after_check == root_key || tt.probe(after_check).is_some_and(|p| p.lb > len - 1) {
@@ -222,7 +249,7 @@ pub(crate) fn count_in_pool(
             pos.do_move(check);
             nodes += 1;
             let mut evasions = MoveList::new();
-            movegen::evasions(&pos, &mut evasions);
+            moves_of(&pos, !root_attacker, &mut evasions);
             for &evasion in evasions.iter() {
                 let key = pos.key_after(evasion);
                 if key == root_key
@@ -276,7 +303,7 @@ pub(crate) fn count_in_pool(
                 abort: Some(abort),
             };
         }
-        let mut counter = Counter::new(pos, tt, path, cap, 0, interrupt);
+        let mut counter = Counter::new(pos, tt, path, cap, 0, interrupt).with_goal(goal);
         counter.cutoff = Some((i, &cutoff));
         counter.line = vec![task.check, task.evasion];
         counter.count(2, len - 2);
@@ -373,7 +400,7 @@ mod tests {
                 mate_elsewhere: None,
             };
             // Five plies: the tasks (check, evasion) are a few hundred nodes each.
-            let counted = count_in_pool(&pool, &root, &tt, 5, 10, interrupt);
+            let counted = count_in_pool(&pool, &root, &tt, (5, Goal::Helpmate), 10, interrupt);
             assert_eq!(counted.complete, !stopped, "stopped: {stopped}");
             assert!(counted.lines.is_empty(), "this problem has no mate in 5");
         }

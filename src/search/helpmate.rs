@@ -27,7 +27,7 @@
 use super::path::PathSet;
 use super::tt::{Probe, TranspositionTable, NEVER};
 use crate::shogi::movegen::{self, MoveList};
-use crate::shogi::{Move, Position};
+use crate::shogi::{Goal, Move, Position};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -203,6 +203,10 @@ pub(crate) struct Iteration<'a> {
     /// Called with (nodes, hashfull) about once a second during long iterations.
     tick: &'a mut dyn FnMut(u64, u32),
     next_tick: Instant,
+    /// Whose king the line ends by mating (H# unless [`Iteration::for_problem`] says otherwise).
+    goal: Goal,
+    /// The side to move at the root is the attacker (false: the defender moves first).
+    root_attacker: bool,
 }
 
 const TICK_INTERVAL: Duration = Duration::from_secs(1);
@@ -238,7 +242,16 @@ impl<'a> Iteration<'a> {
             next_poll: nodes + POLL_INTERVAL,
             tick,
             next_tick: Instant::now() + TICK_INTERVAL,
+            goal: Goal::Helpmate,
+            root_attacker: true,
         }
+    }
+
+    /// Searches for `goal`, with the attacker (`root_attacker`) or the defender to move at the
+    /// root.
+    pub fn for_problem(&mut self, goal: Goal, root_attacker: bool) {
+        self.goal = goal;
+        self.root_attacker = root_attacker;
     }
 
     #[inline]
@@ -313,7 +326,8 @@ impl<'a> Iteration<'a> {
         match single {
             Some(m) => list.push(m),
             None if attacker => movegen::checks(self.pos, list),
-            None => movegen::evasions(self.pos, list),
+            // (In check, as always in H#, these are the evasions.)
+            None => movegen::legal(self.pos, list),
         }
         let start = self.buf.children.len();
         // Start every child's table load first, so that the cache misses overlap.
@@ -359,14 +373,20 @@ impl<'a> Iteration<'a> {
         start
     }
 
-    /// The attacker (the side to move at the root) to move at `ply`.
-    pub fn attacker(&mut self, ply: u32) -> NodeResult {
-        self.node(ply, true)
+    /// Searches the iteration from the root.
+    pub fn root(&mut self) -> NodeResult {
+        // The goal picks one of two copies of the search, compiled each for its own goal: plain
+        // H# pays nothing for HS#.
+        match self.goal {
+            Goal::Helpmate => self.node::<false>(0, self.root_attacker),
+            Goal::Selfmate => self.node::<true>(0, self.root_attacker),
+        }
     }
 
-    /// A node at `ply`: the attacker plays checks, the defender (in check) evasions; a defender
-    /// without evasion is mated (`lb` 0).
-    fn node(&mut self, ply: u32, attacker: bool) -> NodeResult {
+    /// A node at `ply`: the attacker plays checks, the defender any legal move. The *scorer* is
+    /// the side whose move can end the line (H#: the attacker; HS#, `SELF`: the defender); the
+    /// other side, to move and checkmated, has reached the goal (`lb` 0).
+    fn node<const SELF: bool>(&mut self, ply: u32, attacker: bool) -> NodeResult {
         self.count_node();
         let key = self.pos.key();
         let remaining = self.limit.saturating_sub(ply);
@@ -377,30 +397,38 @@ impl<'a> Iteration<'a> {
             }
         }
         let single = probe.and_then(|p| p.single);
-        if attacker && remaining < 3 {
+        let scorer = attacker != SELF;
+        if scorer && remaining < 3 {
             if remaining < 1 {
                 return NodeResult::fact(1);
             }
-            return self.attacker_frontier(key, single);
+            return if SELF {
+                self.defender_frontier(key, single)
+            } else {
+                self.attacker_frontier(key, single)
+            };
         }
         // Checks are ordered by the defender's replies at the root only (with 5 or more plies to
         // go). Measured: the 5-ply `ofm-139_5` of the bench fell from 5.9 M nodes to 0.76 M
         // (0.65 s to 0.05 s); ordering at plies 0-2, or wherever 5 plies remain, cost the 13-ply
         // reference problem more than it saved.
-        let order_by_replies = attacker && ply == 0 && remaining >= 5;
+        let order_by_replies = !SELF && attacker && ply == 0 && remaining >= 5;
         let start = self.expand(attacker, single, order_by_replies);
         let end = self.buf.children.len();
         if start == end {
-            return if attacker {
-                self.tt.store_fact(key, NEVER, None);
-                NodeResult::fact(NEVER)
-            } else {
-                NodeResult::fact(0) // checkmate
-            };
+            // No move: the goal if this side is checkmated and not the scorer (H#: the
+            // defender; HS#: the attacker, whose having no check need not mean no move), else a
+            // dead end.
+            let goal = !scorer && self.pos.in_check() && (!SELF || !movegen::has_evasion(self.pos));
+            if goal {
+                return NodeResult::fact(0);
+            }
+            self.tt.store_fact(key, NEVER, None);
+            return NodeResult::fact(NEVER);
         }
-        // The fewest plies a mate can take from a defender not yet mated: an evasion and a
-        // check. With less left, only the mate test above mattered.
-        let shortest = if attacker { 1 } else { 2 };
+        // The fewest plies the goal can take from a node that is not it: the scorer's move, or
+        // the other side's and then the scorer's. With less left, only the test above mattered.
+        let shortest = if scorer { 1 } else { 2 };
         if remaining < shortest {
             self.buf.children.truncate(start);
             return NodeResult::fact(shortest);
@@ -437,7 +465,7 @@ impl<'a> Iteration<'a> {
             } else {
                 self.pos.do_move(m);
                 self.buf.line.push(m);
-                let child = self.node(ply + 1, !attacker);
+                let child = self.node::<SELF>(ply + 1, !attacker);
                 if child.lb == 0 {
                     self.record_mate();
                 }
@@ -513,6 +541,38 @@ impl<'a> Iteration<'a> {
             }
         }
         // Every check leaves an evasion, so a mate needs at least 1 + 2 more plies.
+        self.tt.store_fact(key, 3, single);
+        NodeResult::fact(3)
+    }
+
+    /// HS#: a defender node with one or two plies left: only a move that checkmates the
+    /// attacker at once matters, so the moves are neither ordered nor looked up.
+    fn defender_frontier(&mut self, key: u128, single: Option<Move>) -> NodeResult {
+        self.buf.moves.clear();
+        match single {
+            Some(m) => self.buf.moves.push(m),
+            None => movegen::legal(self.pos, &mut self.buf.moves),
+        }
+        if self.buf.moves.is_empty() {
+            self.tt.store_fact(key, NEVER, None);
+            return NodeResult::fact(NEVER);
+        }
+        for i in 0..self.buf.moves.len() {
+            let m = self.buf.moves[i];
+            self.pos.do_move(m);
+            self.nodes += 1;
+            let mate = movegen::is_checkmate(self.pos);
+            if mate {
+                self.buf.line.push(m);
+                self.record_mate();
+                self.buf.line.pop();
+            }
+            self.pos.undo_move(m);
+            if mate {
+                return NodeResult::fact(1);
+            }
+        }
+        // No move mates: the goal needs at least this move, a check and a mating move.
         self.tt.store_fact(key, 3, single);
         NodeResult::fact(3)
     }

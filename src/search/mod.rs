@@ -13,8 +13,8 @@ pub mod probe;
 mod smp;
 pub mod tt;
 
-use crate::shogi::movegen;
-use crate::shogi::{Color, Move, Position};
+use crate::shogi::stipulation::{verify_solution, StipulationError};
+use crate::shogi::{Color, Goal, Move, Position, Stipulation};
 pub use bfs::{DiskBudget, DiskError, LevelStats};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
@@ -33,6 +33,8 @@ pub const SEARCH_STACK_BYTES: usize = 1 << 30;
 /// What to stop at, besides an external stop flag, and how to search.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
+    /// What the problem asks for (H#, HS#, the defender first or not).
+    pub stipulation: Stipulation,
     /// Wall-clock limit for the whole search.
     pub time: Option<Duration>,
     /// Do not look for mates longer than this many plies.
@@ -152,8 +154,10 @@ pub struct SearchResult {
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SearchError {
-    #[error("the defender (side not to move) has no king to mate")]
+    #[error("the defender has no king to mate")]
     NoDefenderKing,
+    #[error("HS# needs the attacker's king on the board (the defender mates it)")]
+    NoAttackerKing,
     /// The breadth-first pass needed the disk and could not use it; what it proved is kept.
     #[error("{0}")]
     Disk(#[from] DiskError),
@@ -169,6 +173,12 @@ pub struct Solver {
     buffers: Buffers,
     /// The side that attacked in the last search (for probes of positions inside it).
     last_attacker: Option<Color>,
+    /// The last search's stipulation.
+    last_stipulation: Stipulation,
+    /// What the table's bounds are about: the goal, and which side gives the checks. A bound
+    /// is a position's distance to the goal with that side attacking, so a search for another
+    /// goal or with the other side attacking starts from an empty table.
+    table_for: Option<(Goal, Color)>,
     /// Helper threads for the breadth-first pass, made when first asked for.
     pool: Option<rayon::ThreadPool>,
     /// What breadth-first passes keep from one to the next (made when first needed).
@@ -229,6 +239,8 @@ impl Solver {
             path: PathSet::new(),
             buffers: Buffers::new(),
             last_attacker: None,
+            last_stipulation: Stipulation::HELPMATE,
+            table_for: None,
             pool: None,
             caches: None,
             helpers: Vec::new(),
@@ -307,9 +319,14 @@ impl Solver {
         self.caches.get_or_insert_with(bfs::Caches::new);
     }
 
-    /// The side to move at the root of the last search, if any.
+    /// The attacker of the last search, if any.
     pub fn last_attacker(&self) -> Option<Color> {
         self.last_attacker
+    }
+
+    /// The stipulation of the last search (H# before any).
+    pub fn last_stipulation(&self) -> Stipulation {
+        self.last_stipulation
     }
 
     /// Forgets everything learnt (new game).
@@ -318,7 +335,8 @@ impl Solver {
         self.tt.clear();
     }
 
-    /// Finds the shortest helpmate from `root` (the side to move attacks).
+    /// Finds the shortest solution from `root` under `limits.stipulation` (H#: the side to move
+    /// attacks and mates).
     ///
     /// `progress` is called after every iteration and about once a second in between.
     pub fn solve(
@@ -328,11 +346,22 @@ impl Solver {
         stop: &AtomicBool,
         progress: &mut dyn FnMut(&Progress),
     ) -> Result<SearchResult, SearchError> {
-        if root.king(!root.side_to_move()).is_none() {
-            return Err(SearchError::NoDefenderKing);
-        }
+        let stipulation = limits.stipulation;
+        stipulation.check_position(root).map_err(|e| match e {
+            StipulationError::NoAttackerKing => SearchError::NoAttackerKing,
+            _ => SearchError::NoDefenderKing,
+        })?;
         self.settle();
-        self.last_attacker = Some(root.side_to_move());
+        let attacker = stipulation.attacker(root.side_to_move());
+        if self.table_for != Some((stipulation.goal, attacker)) {
+            if self.table_for.is_some() {
+                // (A fresh solver's table is empty already.)
+                self.tt.clear();
+            }
+            self.table_for = Some((stipulation.goal, attacker));
+        }
+        self.last_attacker = Some(attacker);
+        self.last_stipulation = stipulation;
         let mut run = Run::new(self, root, limits, stop, progress);
         loop {
             if run.breadth_first_is_due() {
@@ -418,7 +447,9 @@ impl<'s, 'p> Run<'s, 'p> {
         let start = Instant::now();
         solver.tt.new_epoch();
         solver.path.clear();
-        let lower_bound = solver.tt.probe(root.key()).map_or(1, |p| p.lb.max(1));
+        let lower_bound = limits
+            .stipulation
+            .length_at_least(solver.tt.probe(root.key()).map_or(1, |p| p.lb));
         Run {
             solver,
             pos: root.clone(),
@@ -475,7 +506,9 @@ impl<'s, 'p> Run<'s, 'p> {
             Strategy::Deepening => false,
             Strategy::BreadthFirst => true,
         };
-        !self.breadth_first_tried && self.lower_bound != NEVER && wanted
+        // (The pass solves H# with the attacker to move only.)
+        let supported = self.limits.stipulation == Stipulation::HELPMATE;
+        !self.breadth_first_tried && self.lower_bound != NEVER && wanted && supported
     }
 
     /// The breadth-first pass. It starts beside the table, in the memory kept back for it, and
@@ -654,7 +687,8 @@ impl<'s, 'p> Run<'s, 'p> {
             self.nodes,
             self.interrupt,
         )
-        .with_node_budget(budget);
+        .with_node_budget(budget)
+        .with_goal(self.limits.stipulation.goal);
         counter.count(0, len);
         self.nodes = counter.nodes;
         if counter.abort != Some(Abort::Budget) {
@@ -670,7 +704,7 @@ impl<'s, 'p> Run<'s, 'p> {
             pool,
             &self.pos,
             &self.solver.tt,
-            len,
+            (len, self.limits.stipulation.goal),
             self.limits.solution_limit,
             self.interrupt,
         );
@@ -723,7 +757,10 @@ impl<'s, 'p> Run<'s, 'p> {
     /// the search must end (stop, time limit).
     fn deepen(&mut self) -> Option<SearchResult> {
         let lower_bound = self.lower_bound;
-        let mut depth = odd_at_least(lower_bound + self.step - 2).min(odd_at_most(self.max_plies));
+        let stipulation = self.limits.stipulation;
+        let mut depth = stipulation
+            .length_at_least(lower_bound + self.step - 2)
+            .min(stipulation.length_at_most(self.max_plies));
         if let Some(line) = &self.best {
             depth = depth.min(line.len() as u32 - 2);
         }
@@ -737,13 +774,14 @@ impl<'s, 'p> Run<'s, 'p> {
         let before = self.nodes;
         self.solver.tt.begin_iteration();
         let helpers = self.helpers_for_iteration();
-        let shared = SharedIteration::new(depth);
+        let root_attacker = !stipulation.defender_first;
+        let shared = SharedIteration::new(depth, stipulation.goal, root_attacker);
         // Helpers take turns: odd ones search this iteration in their own order (racing the
         // main search to a mate), even ones `i` plies deeper (proving the next iterations'
         // facts ahead, which prune more in this one).
         let deepest = match &self.best {
             Some(line) => line.len() as u32 - 2,
-            None => odd_at_most(self.max_plies),
+            None => stipulation.length_at_most(self.max_plies),
         };
         let helper_depth = |i: usize| (depth + (i as u32 & !1)).min(deepest).max(depth);
         let helper_nodes_before = self.helper_nodes;
@@ -778,7 +816,8 @@ impl<'s, 'p> Run<'s, 'p> {
             let mut it = Iteration::new(
                 main_pos, tt, path, buffers, depth, nodes, budget, interrupt, &mut tick,
             );
-            let result = it.attacker(0);
+            it.for_problem(stipulation.goal, root_attacker);
+            let result = it.root();
             over.store(true, Ordering::Relaxed);
             (result, it.nodes, it.abort, it.best.take())
         };
@@ -846,7 +885,7 @@ impl<'s, 'p> Run<'s, 'p> {
                     Abort::Budget => self.step = 2,
                     Abort::Found | Abort::FoundElsewhere => {
                         let line = found.expect("a found mate has a line");
-                        debug_assert!(line.len() % 2 == 1);
+                        debug_assert!(line.len() as u32 % 2 == stipulation.length_parity());
                         self.best = Some(line);
                         self.step = 2;
                     }
@@ -860,45 +899,10 @@ impl<'s, 'p> Run<'s, 'p> {
         None
     }
 }
-fn odd_at_least(n: u32) -> u32 {
-    n | 1
-}
-
-fn odd_at_most(n: u32) -> u32 {
-    if !n.is_multiple_of(2) {
-        n
-    } else {
-        n.saturating_sub(1).max(1)
-    }
-}
-
-/// Replays `line` from `root` and checks it is a helpmate: every move legal, every attacker
+/// Replays `line` from `root` and checks it is a helpmate (H#): every move legal, every attacker
 /// move a check, the defender mated at the end. Returns the first problem found.
 pub fn verify_helpmate(root: &Position, line: &[Move]) -> Result<(), String> {
-    let mut pos = root.clone();
-    if line.len().is_multiple_of(2) {
-        return Err(format!(
-            "a helpmate has an odd number of plies, got {}",
-            line.len()
-        ));
-    }
-    for (i, &m) in line.iter().enumerate() {
-        if !movegen::is_legal_move(&pos, m) {
-            return Err(format!("ply {}: {m} is not legal", i + 1));
-        }
-        if i % 2 == 0 && !movegen::gives_check(&pos, m) {
-            return Err(format!(
-                "ply {}: attacker move {m} does not give check",
-                i + 1
-            ));
-        }
-        pos.do_move(m);
-    }
-    if movegen::is_checkmate(&pos) {
-        Ok(())
-    } else {
-        Err("the final position is not checkmate".to_string())
-    }
+    verify_solution(root, Stipulation::HELPMATE, line)
 }
 
 /// Runs `f` on a thread with a stack big enough for the deepest searches and waits for it.

@@ -4,18 +4,20 @@
 use super::tt::NEVER;
 use super::{Limits, Outcome, Solver};
 use crate::shogi::movegen::{self, MoveList};
-use crate::shogi::{Color, Move, Position};
+use crate::shogi::{Color, Goal, Move, Position, Stipulation};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A position's standing in the helpmate graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     /// The attacker is to move: its children are its checks.
     Attacker,
-    /// The defender is to move, in check: its children are its evasions.
+    /// The defender is to move (in check, or first in a problem where it moves first): its
+    /// children are its legal moves.
     Defender,
-    /// The defender is to move but not in check: no helpmate line passes here.
+    /// The defender is to move but not in check, where it does not move first: no line of the
+    /// problem passes here.
     Outside,
 }
 
@@ -60,19 +62,19 @@ pub struct ProbeReport {
 }
 
 impl Solver {
-    /// What the table says about `pos` (with `attacker` the side that gives the checks) and
-    /// the shortest line from it, searched for at most `time` (sharing, and adding to, the
-    /// table's facts; `stop` ends it early).
+    /// What the table says about `pos` (with `attacker` the side that gives the checks, and
+    /// the goal of `stipulation`) and the shortest line from it, searched for at most `time`
+    /// (sharing, and adding to, the table's facts; `stop` ends it early).
     pub fn probe(
         &mut self,
         pos: &Position,
-        attacker: Color,
+        (attacker, stipulation): (Color, Stipulation),
         time: Duration,
         stop: &AtomicBool,
     ) -> ProbeReport {
         let role = if pos.side_to_move() == attacker {
             Role::Attacker
-        } else if pos.in_check() {
+        } else if pos.in_check() || stipulation.defender_first {
             Role::Defender
         } else {
             Role::Outside
@@ -82,7 +84,7 @@ impl Solver {
         let mut moves = MoveList::new();
         match role {
             Role::Attacker => movegen::checks(pos, &mut moves),
-            Role::Defender => movegen::evasions(pos, &mut moves),
+            Role::Defender => movegen::legal(pos, &mut moves),
             Role::Outside => {}
         }
         let mut children: Vec<ProbeChild> = moves
@@ -93,12 +95,23 @@ impl Solver {
             })
             .collect();
         children.sort_by_key(|c| entry_order(c.entry));
+        let from = |defender_first| Stipulation {
+            goal: stipulation.goal,
+            defender_first,
+        };
         let line = match role {
             Role::Outside => ProbeLine::NoMate,
-            Role::Attacker if pos.king(!attacker).is_none() => ProbeLine::NoMate,
-            Role::Attacker => self.shortest_line(pos, time, stop),
-            Role::Defender if children.is_empty() => ProbeLine::Mate(Vec::new()),
-            Role::Defender => self.shortest_after_evasion(pos, &children, time, stop),
+            // Checkmated: the goal itself when the defender is the side mated (H#).
+            Role::Defender if children.is_empty() => match stipulation.goal {
+                Goal::Helpmate if pos.in_check() => ProbeLine::Mate(Vec::new()),
+                _ => ProbeLine::NoMate,
+            },
+            Role::Attacker if children.is_empty() => match stipulation.goal {
+                Goal::Selfmate if movegen::is_checkmate(pos) => ProbeLine::Mate(Vec::new()),
+                _ => ProbeLine::NoMate,
+            },
+            Role::Attacker => self.shortest_line(pos, from(false), time, stop),
+            Role::Defender => self.shortest_line(pos, from(true), time, stop),
         };
         ProbeReport {
             role,
@@ -120,8 +133,15 @@ impl Solver {
         }
     }
 
-    fn shortest_line(&mut self, pos: &Position, time: Duration, stop: &AtomicBool) -> ProbeLine {
+    fn shortest_line(
+        &mut self,
+        pos: &Position,
+        stipulation: Stipulation,
+        time: Duration,
+        stop: &AtomicBool,
+    ) -> ProbeLine {
         let limits = Limits {
+            stipulation,
             time: Some(time),
             ..Default::default()
         };
@@ -132,51 +152,6 @@ impl Solver {
                 Outcome::Unknown { lower_bound } => ProbeLine::Unknown { lower_bound },
             },
             Err(_) => ProbeLine::NoMate,
-        }
-    }
-
-    /// The defender's best evasion: each evasion's line searched in turn within the time, the
-    /// shortest kept.
-    fn shortest_after_evasion(
-        &mut self,
-        pos: &Position,
-        children: &[ProbeChild],
-        time: Duration,
-        stop: &AtomicBool,
-    ) -> ProbeLine {
-        let deadline = Instant::now() + time;
-        let mut best: Option<Vec<Move>> = None;
-        let mut unknown_below: Option<u32> = None;
-        for child in children {
-            if child.entry == TableEntry::NoMateAtAll {
-                continue;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            let mut after = pos.clone();
-            after.do_move(child.mv);
-            match self.shortest_line(&after, left.max(Duration::from_millis(1)), stop) {
-                ProbeLine::Mate(line) => {
-                    if best.as_ref().is_none_or(|b| line.len() + 1 < b.len()) {
-                        let mut full = vec![child.mv];
-                        full.extend(line);
-                        best = Some(full);
-                    }
-                }
-                ProbeLine::NoMate => {}
-                ProbeLine::Unknown { lower_bound } => {
-                    let bound = lower_bound.saturating_add(1);
-                    unknown_below = Some(unknown_below.map_or(bound, |u| u.min(bound)));
-                }
-            }
-        }
-        match (best, unknown_below) {
-            // A shorter line may hide behind an evasion whose search did not finish.
-            (Some(line), Some(u)) if (u as usize) < line.len() => ProbeLine::Unknown {
-                lower_bound: u.min(line.len() as u32),
-            },
-            (Some(line), _) => ProbeLine::Mate(line),
-            (None, Some(u)) => ProbeLine::Unknown { lower_bound: u },
-            (None, None) => ProbeLine::NoMate,
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::helpmate::{Abort, Buffers, Interrupt, Iteration};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
-use crate::shogi::{Move, Position};
+use crate::shogi::{Goal, Move, Position};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A deepening helper thread's own state (it searches the main search's iteration, in another
@@ -45,6 +45,9 @@ pub(super) struct SharedIteration {
     pub(super) over: AtomicBool,
     /// The main search's limit.
     pub(super) main_depth: u32,
+    /// The problem: its goal, and whether the attacker is to move at the root.
+    pub(super) goal: Goal,
+    pub(super) root_attacker: bool,
     /// A helper found a mate within the main search's limit: the main search stops.
     pub(super) mate_found: AtomicBool,
     /// The shortest mate the helpers found.
@@ -54,10 +57,12 @@ pub(super) struct SharedIteration {
 }
 
 impl SharedIteration {
-    pub(super) fn new(main_depth: u32) -> SharedIteration {
+    pub(super) fn new(main_depth: u32, goal: Goal, root_attacker: bool) -> SharedIteration {
         SharedIteration {
             over: AtomicBool::new(false),
             main_depth,
+            goal,
+            root_attacker,
             mate_found: AtomicBool::new(false),
             mate_line: parking_lot::Mutex::new(None),
             helper_nodes: AtomicU64::new(0),
@@ -126,7 +131,8 @@ impl Helper {
             &mut tick,
         );
         it.as_helper(own, seed, &shared.helper_nodes);
-        it.attacker(0);
+        it.for_problem(shared.goal, shared.root_attacker);
+        it.root();
         shared
             .helper_nodes
             .fetch_add(it.unreported_nodes(), Ordering::Relaxed);
@@ -173,7 +179,7 @@ mod tests {
                 let mut helper = Helper::new(&root, HELPER_TABLE_MB).unwrap();
                 for depth in (5..=25).step_by(2) {
                     shared_table.begin_iteration();
-                    let shared = SharedIteration::new(depth);
+                    let shared = SharedIteration::new(depth, Goal::Helpmate, true);
                     helper.search(&root, &shared_table, depth, 7, &shared);
                     assert!(shared.helper_nodes.load(Ordering::Relaxed) > 0);
                     assert_eq!(

@@ -10,6 +10,7 @@ pub mod perft;
 pub mod position;
 pub mod record;
 pub mod sfen;
+pub mod stipulation;
 pub mod types;
 mod zobrist;
 
@@ -17,4 +18,5 @@ pub use bitboard::Bitboard;
 pub use movegen::MoveList;
 pub use position::{PackedPosition, Position};
 pub use sfen::{MoveError, SfenError, STARTPOS_SFEN};
+pub use stipulation::{Goal, Stipulation};
 pub use types::{Color, Hand, Move, Piece, PieceType, Square};

@@ -16,6 +16,7 @@
 use super::japanese::{self, piece_name};
 use super::kif::{parse_bod, to_bod, BodError};
 use super::position::Position;
+use super::stipulation::Stipulation;
 use super::types::{Color, Move, Piece, PieceType, Square};
 use thiserror::Error;
 
@@ -46,10 +47,12 @@ fn is_initial(pos: &Position) -> bool {
     Position::startpos().key() == pos.key()
 }
 
-/// The header both Kakinoki formats share: start time, and the handicap or the diagram.
-fn kakinoki_header(root: &Position, started: &str) -> String {
+/// The header both Kakinoki formats share: start time, the stipulation, and the handicap or the
+/// diagram.
+fn kakinoki_header(root: &Position, stipulation: Stipulation, started: &str) -> String {
     let mut s = format!("# ---- kyozume {} ----\n", env!("CARGO_PKG_VERSION"));
     s.push_str(&format!("開始日時：{started}\n"));
+    s.push_str(&format!("作品形式：{}\n", stipulation.japanese()));
     if is_initial(root) {
         s.push_str("手合割：平手\n");
     } else {
@@ -84,9 +87,10 @@ fn kif_move(pos: &Position, m: Move, previous: Option<Square>) -> String {
     s
 }
 
-/// The solution `line` from `root` as a KIF file; `started` is the 開始日時 text.
-pub fn to_kif(root: &Position, line: &[Move], started: &str) -> String {
-    let mut s = kakinoki_header(root, started);
+/// The solution `line` of a `stipulation` problem from `root` as a KIF file; `started` is the
+/// 開始日時 text.
+pub fn to_kif(root: &Position, stipulation: Stipulation, line: &[Move], started: &str) -> String {
+    let mut s = kakinoki_header(root, stipulation, started);
     s.push_str(MOVES_HEADER);
     s.push('\n');
     let mut pos = root.clone();
@@ -104,9 +108,9 @@ pub fn to_kif(root: &Position, line: &[Move], started: &str) -> String {
     s
 }
 
-/// The solution `line` from `root` as a KI2 file.
-pub fn to_ki2(root: &Position, line: &[Move], started: &str) -> String {
-    let mut s = kakinoki_header(root, started);
+/// The solution `line` of a `stipulation` problem from `root` as a KI2 file.
+pub fn to_ki2(root: &Position, stipulation: Stipulation, line: &[Move], started: &str) -> String {
+    let mut s = kakinoki_header(root, stipulation, started);
     let text = japanese::line_to_japanese(root, line);
     // Six moves a line, as Kakinoki writes KI2.
     let words: Vec<&str> = text.split(' ').collect();
@@ -267,9 +271,10 @@ fn csa_sign(color: Color) -> char {
     }
 }
 
-/// The solution `line` from `root` as a CSA (V2.2) record.
-pub fn to_csa(root: &Position, line: &[Move]) -> String {
-    let mut s = String::from("V2.2\nN+\nN-\n");
+/// The solution `line` of a `stipulation` problem from `root` as a CSA (V2.2) record (the
+/// stipulation in a comment line).
+pub fn to_csa(root: &Position, stipulation: Stipulation, line: &[Move]) -> String {
+    let mut s = format!("V2.2\n'作品形式：{}\nN+\nN-\n", stipulation.japanese());
     for rank in 0..9u8 {
         s.push_str(&format!("P{}", rank + 1));
         for file in (0..9u8).rev() {

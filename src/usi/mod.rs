@@ -404,6 +404,10 @@ impl Session {
             Command::Display => {
                 let mut lines = crate::shogi::display::board_lines(&self.position);
                 lines.push(format!("sfen {}", self.position.to_sfen()));
+                lines.push(format!(
+                    "stipulation {}",
+                    stipulation_words(self.config.stipulation())
+                ));
                 self.reply(lines);
             }
         }
@@ -421,6 +425,8 @@ impl Session {
             Ok(OptionChange::SolutionLimit(n)) => self.config.solution_limit = n,
             Ok(OptionChange::TempDir(dir)) => self.config.temp_dir = dir,
             Ok(OptionChange::DiskCapMb(mb)) => self.config.disk_cap_mb = mb,
+            Ok(OptionChange::Goal(goal)) => self.config.goal = goal,
+            Ok(OptionChange::DefenderFirst(first)) => self.config.defender_first = first,
             Ok(OptionChange::ClearHash) => {
                 let _ = self.jobs.send(Job::Clear);
             }
@@ -429,14 +435,16 @@ impl Session {
     }
 
     fn go_mate(&mut self, time: MateTime) {
-        if self.position.king(!self.position.side_to_move()).is_none() {
+        let stipulation = self.config.stipulation();
+        if let Err(e) = stipulation.check_position(&self.position) {
             self.reply(vec![
-                error_line("the side not to move has no king, so there is nothing to mate"),
+                error_line(&format!("{e}: nothing to search")),
                 "checkmate nomate".to_string(),
             ]);
             return;
         }
         let limits = Limits {
+            stipulation,
             time: match time {
                 MateTime::Infinite => None,
                 MateTime::Millis(ms) => Some(Duration::from_millis(ms)),
@@ -517,7 +525,8 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
             Job::Probe(position) if !quitting => {
                 let solver = table.get_or_insert_with(|| make_solver(hash_mb));
                 let attacker = solver.last_attacker().unwrap_or(position.side_to_move());
-                let report = solver.probe(&position, attacker, PROBE_TIME, &shared.quitting);
+                let problem = (attacker, solver.last_stipulation());
+                let report = solver.probe(&position, problem, PROBE_TIME, &shared.quitting);
                 for l in probe_lines(&position, &report) {
                     out.line(&format!("info string {l}"));
                 }
@@ -543,6 +552,10 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 limits,
             } => {
                 shared.begin(id, out);
+                out.line(&format!(
+                    "info string stipulation {}",
+                    stipulation_words(limits.stipulation)
+                ));
                 let solver = table.get_or_insert_with(|| make_solver(hash_mb));
                 let result = solver.solve(&position, &limits, &shared.stop, &mut |p| {
                     out.line(&info_line(p));
@@ -555,8 +568,8 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 // reads `checkmate`, and that one waits for the queue like any other.
                 shared.end();
                 match result {
-                    Ok(r) => report_result(out, &r),
-                    Err(e @ SearchError::NoDefenderKing) => {
+                    Ok(r) => report_result(out, &r, limits.stipulation),
+                    Err(e @ (SearchError::NoDefenderKing | SearchError::NoAttackerKing)) => {
                         out.error(&e.to_string());
                         out.line("checkmate nomate");
                     }
@@ -687,7 +700,25 @@ fn solution_lines(s: &Solutions) -> Vec<String> {
     lines
 }
 
-fn report_result(out: &Output, r: &SearchResult) {
+/// A stipulation as the engine names it in `info string` and `d`: `HS# (協力自玉詰)` — in
+/// ASCII, as the protocol's lines are, `HS# (kyouryoku jigyokuzume)`.
+fn stipulation_words(s: crate::shogi::Stipulation) -> String {
+    use crate::shogi::Goal;
+    let name = match (s.goal, s.defender_first) {
+        (Goal::Helpmate, false) => "kyouryokuzume / bakazume",
+        (Goal::Helpmate, true) => "ukesaki kyouryokuzume",
+        (Goal::Selfmate, false) => "kyouryoku jigyokuzume",
+        (Goal::Selfmate, true) => "ukesaki kyouryoku jigyokuzume",
+    };
+    format!("{} ({name})", s.code())
+}
+
+fn report_result(out: &Output, r: &SearchResult, stipulation: crate::shogi::Stipulation) {
+    let what = if stipulation == crate::shogi::Stipulation::HELPMATE {
+        "helpmate".to_string()
+    } else {
+        format!("{} solution", stipulation.code())
+    };
     let ms = r.elapsed.as_millis() as u64;
     let nps = r.nodes.saturating_mul(1000) / ms.max(1);
     match &r.outcome {
@@ -706,13 +737,13 @@ fn report_result(out: &Output, r: &SearchResult) {
             out.line(&format!("checkmate {moves}"));
         }
         Outcome::NoMate => {
-            out.line("info string proven: no helpmate at any length");
+            out.line(&format!("info string proven: no {what} at any length"));
             out.line("checkmate nomate");
         }
         Outcome::Unknown { lower_bound } => {
             if *lower_bound != NEVER {
                 out.line(&format!(
-                    "info string no helpmate shorter than {lower_bound} plies; search ended before an answer"
+                    "info string no {what} shorter than {lower_bound} plies; search ended before an answer"
                 ));
             }
             out.line("checkmate timeout");

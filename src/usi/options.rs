@@ -1,6 +1,7 @@
 //! The engine's USI options: declaration (`usi`) and validation (`setoption`).
 
 use crate::config::{EngineConfig, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_SOLUTION_LIMIT, MAX_THREADS};
+use crate::shogi::{Goal, Stipulation};
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -13,6 +14,8 @@ pub enum OptionChange {
     /// None: the system's temporary directory.
     TempDir(Option<PathBuf>),
     DiskCapMb(usize),
+    Goal(Goal),
+    DefenderFirst(bool),
     ClearHash,
     /// A GUI-standard option this engine has no use for (accepted silently).
     Ignored,
@@ -33,6 +36,10 @@ pub enum OptionError {
     MissingValue(&'static str),
     #[error("option TempDir: '{0}' is not a directory")]
     NotADirectory(String),
+    #[error("option Stipulation: '{0}' is not H# or HS#")]
+    BadStipulation(String),
+    #[error("option {name}: '{value}' is not true or false")]
+    BadCheck { name: &'static str, value: String },
 }
 
 /// `option ...` lines for the `usi` answer, with defaults from the configuration.
@@ -61,8 +68,49 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
             "option name DiskCap type spin default {} min 0 max {MAX_DISK_CAP_MB}",
             config.disk_cap_mb
         ),
+        format!(
+            "option name Stipulation type combo default {} var H# var HS#",
+            goal_name(config.goal)
+        ),
+        format!(
+            "option name DefenderFirst type check default {}",
+            config.defender_first
+        ),
         "option name ClearHash type button".to_string(),
     ]
+}
+
+/// The combo value of a goal.
+fn goal_name(goal: Goal) -> &'static str {
+    match goal {
+        Goal::Helpmate => "H#",
+        Goal::Selfmate => "HS#",
+    }
+}
+
+/// A `Stipulation` value: `H#` or `HS#` (the names composers write are taken too, without 受先,
+/// which is `DefenderFirst`).
+fn goal(value: Option<&str>) -> Result<Goal, OptionError> {
+    let value = value.ok_or(OptionError::MissingValue("Stipulation"))?;
+    match Stipulation::parse(value) {
+        Ok(s) if !s.defender_first => Ok(s.goal),
+        _ => Err(OptionError::BadStipulation(
+            value.chars().take(40).collect(),
+        )),
+    }
+}
+
+/// A `check` value: `true` or `false`.
+fn check(name: &'static str, value: Option<&str>) -> Result<bool, OptionError> {
+    let value = value.ok_or(OptionError::MissingValue(name))?;
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(OptionError::BadCheck {
+            name,
+            value: value.chars().take(40).collect(),
+        }),
+    }
 }
 
 fn spin(
@@ -115,6 +163,8 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
         }
         "tempdir" => temp_dir(value).map(OptionChange::TempDir),
         "diskcap" => spin("DiskCap", value, 0, MAX_DISK_CAP_MB).map(OptionChange::DiskCapMb),
+        "stipulation" => goal(value).map(OptionChange::Goal),
+        "defenderfirst" => check("DefenderFirst", value).map(OptionChange::DefenderFirst),
         "clearhash" | "clear hash" => Ok(OptionChange::ClearHash),
         _ if lower.starts_with("usi_") => Ok(OptionChange::Ignored),
         _ => Err(OptionError::Unknown(name.chars().take(40).collect())),

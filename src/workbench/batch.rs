@@ -2,9 +2,10 @@
 //! line (or JSON line) per problem written and flushed as soon as it is known, so an
 //! interrupted run loses nothing already reported; a summary at the end.
 //!
-//! Lines: an SFEN (or `position ...`), or tab-separated with the name first and the SFEN second
-//! (further columns ignored, as in the reference data files). Empty lines, `#` comments and a
-//! `name<TAB>sfen...` header are skipped.
+//! Lines: an SFEN (or `position ...`), or tab-separated with the name first, the SFEN second and,
+//! optionally, the problem's stipulation third (`HS#`, `協力自玉詰`, `受先ばか詰`, ...; a third
+//! column that names none, such as the reference data files' length, is ignored, as are further
+//! columns). Empty lines, `#` comments and a `name<TAB>sfen...` header are skipped.
 
 use super::report::{Report, Status};
 use super::{exit, input, interrupt_flag, solve_position, SolveOptions};
@@ -21,6 +22,8 @@ struct Entry {
     line: usize,
     name: Option<String>,
     text: String,
+    /// The stipulation its third column names, if any.
+    stipulation: Option<crate::shogi::Stipulation>,
 }
 
 fn entries(text: &str) -> Vec<Entry> {
@@ -37,16 +40,21 @@ fn entries(text: &str) -> Vec<Entry> {
                 if fields[1].trim() == "sfen" {
                     return None; // header
                 }
+                let stipulation = fields
+                    .get(2)
+                    .and_then(|f| crate::shogi::Stipulation::parse(f).ok());
                 return Some(Entry {
                     line: i + 1,
                     name: Some(fields[0].trim().to_string()),
                     text: fields[1].trim().to_string(),
+                    stipulation,
                 });
             }
             Some(Entry {
                 line: i + 1,
                 name: None,
                 text: t.to_string(),
+                stipulation: None,
             })
         })
         .collect()
@@ -112,7 +120,16 @@ fn solve_entry(
             &entry.text,
             format!("line {}: {e}", entry.line),
         ),
-        Ok(position) => solve_position(solver, entry.name.clone(), &position, options, stop),
+        Ok(position) => {
+            let stipulation = options.stipulation_for(entry.stipulation);
+            solve_position(
+                solver,
+                entry.name.clone(),
+                (&position, stipulation),
+                options,
+                stop,
+            )
+        }
     }
 }
 

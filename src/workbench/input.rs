@@ -2,7 +2,8 @@
 //! KIF file, detected automatically or forced with `--format`.
 
 use crate::shogi::kif::{parse_bod, BodError};
-use crate::shogi::{Position, SfenError};
+use crate::shogi::stipulation::StipulationError;
+use crate::shogi::{Position, SfenError, Stipulation};
 use crate::usi::command::{Command, CommandError};
 use thiserror::Error;
 
@@ -31,6 +32,8 @@ pub enum InputError {
     Usi(String),
     #[error("invalid diagram: {0}")]
     Bod(#[from] BodError),
+    #[error("作品形式: {0}")]
+    Stipulation(StipulationError),
 }
 
 /// Which format `text` is in, when asked to decide.
@@ -77,6 +80,48 @@ pub fn parse_problem(text: &str, format: Format) -> Result<Position, InputError>
         Format::Bod | Format::Kif => Ok(parse_bod(text)?),
         Format::Auto => unreachable!("resolved above"),
     }
+}
+
+/// The stipulation a diagram or KIF file names, if it names one: a KIF header line
+/// `作品形式：協力自玉詰`, or a first line in Fairy Mate's style, a stipulation's name before the
+/// diagram (`協力自玉詰 8手`). A `作品形式` this engine cannot solve is an error; a first line
+/// that is not a stipulation is none (the diagram parser skips what comes before the board).
+pub fn named_stipulation(text: &str) -> Result<Option<Stipulation>, InputError> {
+    let text = text.trim_start_matches('\u{feff}');
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(value) = line
+            .strip_prefix("作品形式：")
+            .or_else(|| line.strip_prefix("作品形式:"))
+        {
+            return match Stipulation::parse_prefix(value) {
+                Some((s, _)) => Ok(Some(s)),
+                None => Err(InputError::Stipulation(StipulationError::Unknown(
+                    value.trim().to_string(),
+                ))),
+            };
+        }
+    }
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    Ok(first.and_then(|l| Stipulation::parse_prefix(l).map(|(s, _)| s)))
+}
+
+/// Reads one problem and the stipulation its file names (diagrams and KIF files only; see
+/// [`named_stipulation`]).
+pub fn parse_problem_and_stipulation(
+    text: &str,
+    format: Format,
+) -> Result<(Position, Option<Stipulation>), InputError> {
+    let position = parse_problem(text, format)?;
+    let format = match format {
+        Format::Auto => detect(text.trim_start_matches('\u{feff}')),
+        f => f,
+    };
+    let stipulation = match format {
+        Format::Bod | Format::Kif => named_stipulation(text)?,
+        _ => None,
+    };
+    Ok((position, stipulation))
 }
 
 /// File contents as text: UTF-8, or Shift_JIS as Kifu for Windows writes `.kif` files.
@@ -126,6 +171,29 @@ mod tests {
         let bod = crate::shogi::kif::to_bod(&Position::from_sfen(sfen).unwrap());
         assert_eq!(detect(&bod), Format::Bod);
         assert_eq!(detect(&format!("手合割：平手\n{bod}")), Format::Kif);
+    }
+
+    #[test]
+    fn a_file_names_its_stipulation() {
+        use crate::shogi::Goal;
+        let bod =
+            crate::shogi::kif::to_bod(&Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b G 1").unwrap());
+        assert_eq!(named_stipulation(&bod).unwrap(), None);
+        let fm = format!("協力自玉詰 8手\n{bod}");
+        let (pos, s) = parse_problem_and_stipulation(&fm, Format::Auto).unwrap();
+        assert_eq!(pos.to_sfen(), "4k4/9/9/9/9/9/9/9/4K4 b G 1");
+        assert_eq!(s.map(|s| s.goal), Some(Goal::Selfmate));
+        let kif = format!("作品形式：受先ばか詰\n手合割：平手\n{bod}");
+        let s = parse_problem_and_stipulation(&kif, Format::Auto)
+            .unwrap()
+            .1
+            .unwrap();
+        assert!(s.defender_first && s.goal == Goal::Helpmate);
+        let odd = format!("作品形式：詰将棋\n{bod}");
+        assert!(matches!(
+            parse_problem_and_stipulation(&odd, Format::Auto),
+            Err(InputError::Stipulation(_))
+        ));
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod input;
 pub mod report;
 
 use crate::search::{self, Limits, Solver};
-use crate::shogi::Position;
+use crate::shogi::{Position, Stipulation};
 use input::{Format, InputError};
 use report::{Report, Status};
 use std::io::{IsTerminal, Read, Write};
@@ -51,6 +51,10 @@ pub struct SolveOptions {
     pub disk: crate::search::DiskBudget,
     /// Where the figures go: `solve_one` sets it up when `levels` is on (leave it `None`).
     pub level_log: Option<crossbeam_channel::Sender<crate::search::LevelStats>>,
+    /// What the problems ask for, unless a problem names its own (see `stipulation_given`).
+    pub stipulation: Stipulation,
+    /// The stipulation was given on the command line: it stands over what a file names.
+    pub stipulation_given: bool,
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -66,24 +70,33 @@ pub enum RecordFormat {
 
 /// The solution of `report` as a game record, when there is one.
 pub fn record_text(report: &Report, position: &Position, format: RecordFormat) -> Option<String> {
+    use crate::shogi::record;
     let line = report.first_line()?;
     let started = chrono::Local::now().format("%Y/%m/%d %H:%M:%S").to_string();
     Some(match format {
-        RecordFormat::Kif => crate::shogi::record::to_kif(position, line, &started),
-        RecordFormat::Ki2 => crate::shogi::record::to_ki2(position, line, &started),
-        RecordFormat::Csa => crate::shogi::record::to_csa(position, line),
+        RecordFormat::Kif => record::to_kif(position, report.stipulation, line, &started),
+        RecordFormat::Ki2 => record::to_ki2(position, report.stipulation, line, &started),
+        RecordFormat::Csa => record::to_csa(position, report.stipulation, line),
     })
 }
 
 impl SolveOptions {
-    fn limits(&self) -> Limits {
+    fn limits(&self, stipulation: Stipulation) -> Limits {
         Limits {
+            stipulation,
             time: self.time_limit,
             solution_limit: self.solutions,
             threads: self.threads,
             level_log: self.level_log.clone(),
             disk: self.disk.clone(),
             ..Default::default()
+        }
+    }
+    /// The stipulation for a problem that names `named` (a file's, a batch line's), if any.
+    pub fn stipulation_for(&self, named: Option<Stipulation>) -> Stipulation {
+        match named {
+            Some(s) if !self.stipulation_given => s,
+            _ => self.stipulation,
         }
     }
 }
@@ -153,18 +166,25 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-/// Solves one position and builds its report.
+/// Solves one position under `stipulation` and builds its report.
 pub fn solve_position(
     solver: &mut Solver,
     name: Option<String>,
-    position: &Position,
+    (position, stipulation): (&Position, Stipulation),
     options: &SolveOptions,
     stop: &AtomicBool,
 ) -> Report {
     crate::peak_memory::reset();
-    let mut report = match solver.solve(position, &options.limits(), stop, &mut |_| {}) {
-        Ok(result) => Report::from_result(name, position, &result, options.solutions),
-        Err(e) => Report::input_error(name, &position.to_sfen(), e.to_string()),
+    let limits = options.limits(stipulation);
+    let mut report = match solver.solve(position, &limits, stop, &mut |_| {}) {
+        Ok(result) => {
+            Report::from_result(name, (position, stipulation), &result, options.solutions)
+        }
+        Err(e) => {
+            let mut r = Report::input_error(name, &position.to_sfen(), e.to_string());
+            r.stipulation = stipulation;
+            r
+        }
     };
     report.peak_mb = crate::peak_memory::megabytes();
     report
@@ -197,10 +217,11 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
 }
 
 fn solve_text(text: &str, options: &SolveOptions) -> u8 {
-    let position = match input::parse_problem(text, options.format) {
+    let (position, named) = match input::parse_problem_and_stipulation(text, options.format) {
         Ok(p) => p,
         Err(e) => return report_input_error(text, &e, options),
     };
+    let stipulation = options.stipulation_for(named);
     let mut solver = match solver_for(options, "kyozume solve") {
         Ok(s) => s,
         Err(status) => return status,
@@ -215,9 +236,11 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
     };
     let stop = interrupt_flag();
     let report = search::with_search_stack(|| {
-        let mut report = solve_position(&mut solver, None, &position, options, &stop);
+        let mut report =
+            solve_position(&mut solver, None, (&position, stipulation), options, &stop);
         if let Some(target) = &target {
-            let probed = solver.probe(target, position.side_to_move(), PROBE_TIME, &stop);
+            let problem = (stipulation.attacker(position.side_to_move()), stipulation);
+            let probed = solver.probe(target, problem, PROBE_TIME, &stop);
             report.probe = Some(crate::usi::probe_lines(target, &probed));
         }
         report

@@ -4,7 +4,7 @@
 use crate::search::{Outcome, SearchResult};
 use crate::shogi::japanese::{line_to_japanese, line_to_japanese_after};
 use crate::shogi::kif::to_bod;
-use crate::shogi::{Move, Position};
+use crate::shogi::{Move, Position, Stipulation};
 use serde::Serialize;
 
 /// What became of one problem.
@@ -23,6 +23,9 @@ pub struct Report {
     pub name: Option<String>,
     /// The position's SFEN (for input errors: the input as given).
     pub sfen: String,
+    /// What was solved: `H#`, `HS#`, `H# defender first`, `HS# defender first`.
+    #[serde(serialize_with = "stipulation_code")]
+    pub stipulation: Stipulation,
     pub status: Status,
     pub plies: Option<usize>,
     /// Distinct shortest lines counted, at most the limit asked for (1 when not counted).
@@ -52,6 +55,10 @@ pub struct Report {
     position: Option<Position>,
 }
 
+fn stipulation_code<S: serde::Serializer>(s: &Stipulation, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(s.code())
+}
+
 fn usi_strings(line: &[Move]) -> Vec<String> {
     line.iter().map(|m| m.to_string()).collect()
 }
@@ -62,6 +69,7 @@ impl Report {
         Report {
             name,
             sfen,
+            stipulation: Stipulation::HELPMATE,
             status,
             plies: None,
             solutions: 0,
@@ -83,11 +91,12 @@ impl Report {
 
     pub fn from_result(
         name: Option<String>,
-        position: &Position,
+        (position, stipulation): (&Position, Stipulation),
         result: &SearchResult,
         solution_limit: usize,
     ) -> Report {
         let mut report = Report::blank(name, position.to_sfen(), Status::Unsolved);
+        report.stipulation = stipulation;
         report.nodes = result.nodes;
         report.time_ms = result.elapsed.as_millis() as u64;
         report.solution_limit = solution_limit;
@@ -157,6 +166,19 @@ impl Report {
         }
     }
 
+    /// What a solution is called: `helpmate` for H#, else the stipulation's names.
+    fn solution_noun(&self) -> String {
+        if self.stipulation == Stipulation::HELPMATE {
+            "helpmate".to_string()
+        } else {
+            format!(
+                "solution of {} ({})",
+                self.stipulation.japanese(),
+                self.stipulation.code()
+            )
+        }
+    }
+
     fn solution_words(&self) -> String {
         match self.unique {
             Some(true) => "unique".to_string(),
@@ -187,9 +209,13 @@ impl Report {
                 ));
                 return s;
             }
-            Status::NoMate => s.push_str("No helpmate at any length (proven).\n"),
+            Status::NoMate => s.push_str(&format!(
+                "No {} at any length (proven).\n",
+                self.solution_noun()
+            )),
             Status::Unsolved => s.push_str(&format!(
-                "Not solved within the limit: no helpmate is shorter than {} plies.\n",
+                "Not solved within the limit: no {} is shorter than {} plies.\n",
+                self.solution_noun(),
                 self.lower_bound.unwrap_or(1)
             )),
             Status::Mate => {
@@ -202,7 +228,10 @@ impl Report {
                     Some(false) => format!("{} — not unique (余詰)", self.solution_words()),
                     _ => self.solution_words(),
                 };
-                s.push_str(&format!("Shortest helpmate: {plies} plies, {verdict}.\n\n"));
+                s.push_str(&format!(
+                    "Shortest {}: {plies} plies, {verdict}.\n\n",
+                    self.solution_noun()
+                ));
                 s.push_str(&format!(
                     "Solution:\n  {}\n",
                     self.japanese.as_deref().unwrap_or("")

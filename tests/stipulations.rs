@@ -1,0 +1,389 @@
+//! HS# (協力自玉詰) and 受先 (the defender first) against a deliberately simple reference: the
+//! number of lines of exactly `r` plies that end in the goal, computed by walking every legal
+//! move (attacker moves kept when they give check), with a memo of (position, plies left). No
+//! table of bounds, no repetition handling (a shortest line never repeats), no move ordering,
+//! none of the engine's generators but `legal`. The shortest length is the least `r` with a line,
+//! and the count is that number of lines. On random positions with both kings, the engine must
+//! give the same length (or, within the plies searched, none) and the same count.
+
+use kyozume::search::{Limits, Outcome, Solver};
+use kyozume::shogi::movegen::{self, MoveList};
+use kyozume::shogi::stipulation::verify_solution;
+use kyozume::shogi::{Color, Goal, PieceType, Position, Square, Stipulation};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+
+/// The reference: lines of exactly `r` plies from `pos` that end in `goal`, the attacker being
+/// `attacker` (capped at `CAP`; the comparison caps it again at the engine's `SOLUTION_LIMIT`).
+struct Reference {
+    goal: Goal,
+    attacker: Color,
+    memo: HashMap<(u128, u32), u64>,
+}
+
+const CAP: u64 = 1_000_000;
+
+/// The engine counts up to this many lines and reports the limit when there are more.
+const SOLUTION_LIMIT: usize = 1000;
+
+impl Reference {
+    fn lines(&mut self, pos: &mut Position, r: u32) -> u64 {
+        if r == 0 {
+            return 0;
+        }
+        if let Some(&n) = self.memo.get(&(pos.key(), r)) {
+            return n;
+        }
+        let mover = pos.side_to_move();
+        let mut moves = MoveList::new();
+        movegen::legal(pos, &mut moves);
+        let mated_side = match self.goal {
+            Goal::Helpmate => !self.attacker,
+            Goal::Selfmate => self.attacker,
+        };
+        let mut n = 0u64;
+        for &m in moves.iter() {
+            if mover == self.attacker && !movegen::gives_check(pos, m) {
+                continue;
+            }
+            pos.do_move(m);
+            if r == 1 {
+                if pos.side_to_move() == mated_side && movegen::is_checkmate(pos) {
+                    n += 1;
+                }
+            } else {
+                n += self.lines(pos, r - 1);
+            }
+            pos.undo_move(m);
+        }
+        let n = n.min(CAP);
+        self.memo.insert((pos.key(), r), n);
+        n
+    }
+
+    /// The shortest length up to `max` plies and its number of lines.
+    fn shortest(root: &Position, stipulation: Stipulation, max: u32) -> Option<(u32, u64)> {
+        let mut reference = Reference {
+            goal: stipulation.goal,
+            attacker: stipulation.attacker(root.side_to_move()),
+            memo: HashMap::new(),
+        };
+        let mut pos = root.clone();
+        (1..=max).find_map(|r| {
+            let n = reference.lines(&mut pos, r);
+            (n > 0).then_some((r, n))
+        })
+    }
+}
+
+/// A sparse random position with both kings: up to five other pieces, mostly around the king
+/// of `mated` and mostly its opponent's, a few in each hand, the side to move `to_move`; None if
+/// the draw is not a legal position.
+fn random_position(rng: &mut ChaCha8Rng, to_move: Color, mated: Color) -> Option<Position> {
+    let mut board: [Option<(Color, PieceType)>; 81] = [None; 81];
+    let kinds = [
+        PieceType::Pawn,
+        PieceType::Lance,
+        PieceType::Knight,
+        PieceType::Silver,
+        PieceType::Gold,
+        PieceType::Bishop,
+        PieceType::Rook,
+    ];
+    let (white_king, black_king);
+    if mated == Color::Black && rng.random_bool(0.9) {
+        // HS# wants the attacker's king within the defender's reach: a battery aimed at it (a
+        // line piece behind the defender's king or another piece of its own), so that a reply to
+        // a check that moves the front piece checks back, the commonest HS# mate.
+        black_king = Square::new(rng.random_range(0..9), rng.random_range(6..9));
+        let (df, dr, line_piece) = [
+            (0, -1, PieceType::Rook),
+            (0, -1, PieceType::Lance),
+            (1, 0, PieceType::Rook),
+            (-1, 0, PieceType::Rook),
+            (1, -1, PieceType::Bishop),
+            (-1, -1, PieceType::Bishop),
+        ][rng.random_range(0..6)];
+        let front = rng.random_range(2..5);
+        let back = rng.random_range(front + 1..front + 4);
+        let front_sq = black_king.offset(df * front, dr * front)?;
+        let back_sq = black_king.offset(df * back, dr * back)?;
+        board[back_sq.index()] = Some((Color::White, line_piece));
+        if rng.random_bool(0.5) {
+            white_king = front_sq;
+        } else {
+            white_king = Square::new(rng.random_range(0..9), rng.random_range(0..4));
+            if board[white_king.index()].is_some() || white_king == front_sq {
+                return None;
+            }
+            board[front_sq.index()] = Some((Color::White, kinds[rng.random_range(0..5)]));
+        }
+        // Most of the king's flights off the line taken by its own men.
+        for (f, r) in [
+            (-1, -1),
+            (0, -1),
+            (1, -1),
+            (-1, 0),
+            (1, 0),
+            (-1, 1),
+            (0, 1),
+            (1, 1),
+        ] {
+            if (f, r) == (df, dr) || !rng.random_bool(0.6) {
+                continue;
+            }
+            if let Some(sq) = black_king.offset(f, r) {
+                if board[sq.index()].is_none() && sq != white_king {
+                    let men = [PieceType::Pawn, PieceType::Silver, PieceType::Gold];
+                    board[sq.index()] = Some((Color::Black, men[rng.random_range(0..3)]));
+                }
+            }
+        }
+    } else {
+        white_king = Square::new(rng.random_range(0..9), rng.random_range(0..4));
+        black_king = if rng.random_bool(0.5) {
+            white_king.offset(rng.random_range(-2..=2), rng.random_range(2..=3))?
+        } else {
+            Square::new(rng.random_range(0..9), rng.random_range(4..9))
+        };
+    }
+    board[white_king.index()] = Some((Color::White, PieceType::King));
+    board[black_king.index()] = Some((Color::Black, PieceType::King));
+    let (mated_king, other_king) = if mated == Color::White {
+        (white_king, black_king)
+    } else {
+        (black_king, white_king)
+    };
+    for _ in 0..rng.random_range(1..6) {
+        let near = if rng.random_bool(0.7) {
+            mated_king
+        } else {
+            other_king
+        };
+        let sq = near.offset(rng.random_range(-2..=2), rng.random_range(-2..=2))?;
+        if board[sq.index()].is_some() {
+            return None;
+        }
+        let color = if rng.random_bool(0.65) { !mated } else { mated };
+        let mut kind = kinds[rng.random_range(0..kinds.len())];
+        if kind.can_promote() && rng.random_bool(0.2) {
+            kind = kind.promoted();
+        }
+        board[sq.index()] = Some((color, kind));
+    }
+    let mut sfen = String::new();
+    for rank in 0..9u8 {
+        let mut empty = 0;
+        for file in (0..9u8).rev() {
+            match board[Square::new(file, rank).index()] {
+                None => empty += 1,
+                Some((color, kind)) => {
+                    if empty > 0 {
+                        sfen.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    let p = kyozume::shogi::Piece::new(color, kind);
+                    sfen.push_str(&p.sfen());
+                }
+            }
+        }
+        if empty > 0 {
+            sfen.push_str(&empty.to_string());
+        }
+        if rank < 8 {
+            sfen.push('/');
+        }
+    }
+    let hand_kinds = ["P", "L", "N", "S", "G", "B", "R"];
+    let mut hand = String::new();
+    for upper in [true, false] {
+        // The mating side holds one piece more: mates by a drop are the commonest.
+        let mating = (mated == Color::White) == upper;
+        for _ in 0..rng.random_range(usize::from(mating)..3 + usize::from(mating)) {
+            let k = hand_kinds[rng.random_range(0..hand_kinds.len())];
+            hand.push_str(&if upper {
+                k.to_string()
+            } else {
+                k.to_lowercase()
+            });
+        }
+    }
+    let hand = if hand.is_empty() {
+        "-".to_string()
+    } else {
+        hand
+    };
+    let side = if to_move == Color::Black { "b" } else { "w" };
+    Position::from_sfen(&format!("{sfen} {side} {hand} 1")).ok()
+}
+
+/// Whether some check by the side to move has a reply that checks back.
+fn check_then_check(root: &Position) -> bool {
+    let mut pos = root.clone();
+    let mut moves = MoveList::new();
+    movegen::legal(&pos, &mut moves);
+    moves.iter().any(|&m| {
+        if !movegen::gives_check(&pos, m) {
+            return false;
+        }
+        pos.do_move(m);
+        let mut replies = MoveList::new();
+        movegen::legal(&pos, &mut replies);
+        let found = replies.iter().any(|&r| movegen::gives_check(&pos, r));
+        pos.undo_move(m);
+        found
+    })
+}
+
+/// The engine's answer within `max` plies: the length and count, None if none is that short.
+fn engine(
+    solver: &mut Solver,
+    root: &Position,
+    stipulation: Stipulation,
+    max: u32,
+) -> Option<(u32, u64)> {
+    let limits = Limits {
+        stipulation,
+        max_plies: Some(max),
+        solution_limit: SOLUTION_LIMIT,
+        ..Default::default()
+    };
+    let r = solver
+        .solve(root, &limits, &AtomicBool::new(false), &mut |_| {})
+        .unwrap();
+    match r.outcome {
+        Outcome::Mate(line) => {
+            verify_solution(root, stipulation, &line)
+                .unwrap_or_else(|e| panic!("{} {stipulation}: {e}", root.to_sfen()));
+            let s = r.solutions.expect("counted");
+            assert!(s.complete);
+            for l in &s.lines {
+                assert_eq!(l.len(), line.len());
+                verify_solution(root, stipulation, l).unwrap();
+            }
+            Some((line.len() as u32, s.count as u64))
+        }
+        Outcome::NoMate => None,
+        Outcome::Unknown { lower_bound } => {
+            assert!(
+                lower_bound > max,
+                "{}: stopped at {lower_bound}",
+                root.to_sfen()
+            );
+            None
+        }
+    }
+}
+
+/// Solved positions, positions without a line within the plies searched, and the lengths seen.
+#[derive(Debug, Default)]
+struct Agreement {
+    solved: usize,
+    unsolved: usize,
+    lengths: std::collections::BTreeSet<u32>,
+}
+
+/// Checks `per` random positions of `stipulation` against the reference within `max` plies.
+fn agree(
+    solver: &mut Solver,
+    rng: &mut ChaCha8Rng,
+    stipulation: Stipulation,
+    max: u32,
+    per: usize,
+) -> Agreement {
+    let mut seen = Agreement::default();
+    // The attacker is Black either way (the defender, White, moves first in 受先).
+    let to_move = if stipulation.defender_first {
+        Color::White
+    } else {
+        Color::Black
+    };
+    let mated = match stipulation.goal {
+        Goal::Helpmate => Color::White,
+        Goal::Selfmate => Color::Black,
+    };
+    while seen.solved + seen.unsolved < per {
+        let Some(root) = random_position(rng, to_move, mated) else {
+            continue;
+        };
+        if stipulation.check_position(&root).is_err() {
+            continue;
+        }
+        // Most random HS# roots have no line at all; most kept ones have a defender reply that
+        // checks the attacker after some check, some not.
+        if stipulation.goal == Goal::Selfmate
+            && !stipulation.defender_first
+            && !check_then_check(&root)
+            && rng.random_bool(0.8)
+        {
+            continue;
+        }
+        let want = Reference::shortest(&root, stipulation, max)
+            .map(|(len, n)| (len, n.min(SOLUTION_LIMIT as u64)));
+        let got = engine(solver, &root, stipulation, max);
+        assert_eq!(got, want, "{} {stipulation}", root.to_sfen());
+        match want {
+            Some((len, _)) => {
+                seen.solved += 1;
+                seen.lengths.insert(len);
+            }
+            None => seen.unsolved += 1,
+        }
+    }
+    seen
+}
+
+const HS: Stipulation = Stipulation {
+    goal: Goal::Selfmate,
+    defender_first: false,
+};
+const HS_FIRST: Stipulation = Stipulation {
+    goal: Goal::Selfmate,
+    defender_first: true,
+};
+const H_FIRST: Stipulation = Stipulation {
+    goal: Goal::Helpmate,
+    defender_first: true,
+};
+
+#[test]
+fn hs_hs_defender_first_and_h_defender_first_agree_with_the_reference() {
+    kyozume::search::with_search_stack(|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(40);
+        let mut solver = Solver::new_lazy(32).unwrap();
+        for (stipulation, max, least_solved) in [
+            (HS, 6, 10),
+            (HS_FIRST, 7, 20),
+            (H_FIRST, 6, 20),
+            (Stipulation::HELPMATE, 5, 20),
+        ] {
+            let seen = agree(&mut solver, &mut rng, stipulation, max, 110);
+            eprintln!("{stipulation} within {max} plies: {seen:?}");
+            // Enough with and without a solution, and of more than one length.
+            assert!(
+                seen.solved >= least_solved && seen.unsolved >= 10,
+                "{stipulation}: {seen:?}"
+            );
+            assert!(seen.lengths.len() >= 2, "{stipulation}: {seen:?}");
+        }
+    });
+}
+
+#[test]
+fn longer_lines_agree_with_the_reference() {
+    kyozume::search::with_search_stack(|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(41);
+        let mut solver = Solver::new_lazy(32).unwrap();
+        let mut unsolved = 0;
+        for (stipulation, max) in [(HS, 8), (HS_FIRST, 9), (H_FIRST, 8)] {
+            let seen = agree(&mut solver, &mut rng, stipulation, max, 15);
+            eprintln!("{stipulation} within {max} plies: {seen:?}");
+            assert!(seen.solved >= 1, "{stipulation}: {seen:?}");
+            unsolved += seen.unsolved;
+        }
+        // Proving that no line exists up to 8 or 9 plies is the reference's costliest work.
+        assert!(unsolved >= 10, "{unsolved}");
+    });
+}
