@@ -6,7 +6,9 @@
 //! and the count is that number of lines. On random positions with both kings, the engine must
 //! give the same length (or, within the plies searched, none) and the same count.
 
-use kyozume::search::{Limits, Outcome, Solver};
+mod common;
+
+use kyozume::search::{Limits, Outcome, Solver, Strategy};
 use kyozume::shogi::movegen::{self, MoveList};
 use kyozume::shogi::stipulation::verify_solution;
 use kyozume::shogi::{Color, Goal, PieceType, Position, Square, Stipulation};
@@ -21,6 +23,8 @@ struct Reference {
     goal: Goal,
     attacker: Color,
     memo: HashMap<(u128, u32), u64>,
+    /// HS#: attacker checks met that mate the defender with plies left (dead ends).
+    dead_ends: u64,
 }
 
 const CAP: u64 = 1_000_000;
@@ -49,6 +53,13 @@ impl Reference {
                 continue;
             }
             pos.do_move(m);
+            if r > 1
+                && self.goal == Goal::Selfmate
+                && mover == self.attacker
+                && movegen::is_checkmate(pos)
+            {
+                self.dead_ends += 1;
+            }
             if r == 1 {
                 if pos.side_to_move() == mated_side && movegen::is_checkmate(pos) {
                     n += 1;
@@ -65,16 +76,27 @@ impl Reference {
 
     /// The shortest length up to `max` plies and its number of lines.
     fn shortest(root: &Position, stipulation: Stipulation, max: u32) -> Option<(u32, u64)> {
+        Reference::shortest_and_dead_ends(root, stipulation, max).0
+    }
+
+    /// `shortest`, and the HS# dead ends met on the way (see `dead_ends`).
+    fn shortest_and_dead_ends(
+        root: &Position,
+        stipulation: Stipulation,
+        max: u32,
+    ) -> (Option<(u32, u64)>, u64) {
         let mut reference = Reference {
             goal: stipulation.goal,
             attacker: stipulation.attacker(root.side_to_move()),
             memo: HashMap::new(),
+            dead_ends: 0,
         };
         let mut pos = root.clone();
-        (1..=max).find_map(|r| {
+        let found = (1..=max).find_map(|r| {
             let n = reference.lines(&mut pos, r);
             (n > 0).then_some((r, n))
-        })
+        });
+        (found, reference.dead_ends)
     }
 }
 
@@ -237,15 +259,33 @@ fn check_then_check(root: &Position) -> bool {
     })
 }
 
+/// Whether some check by the side to move mates at once.
+fn mates_at_once(root: &Position) -> bool {
+    let mut pos = root.clone();
+    let mut moves = MoveList::new();
+    movegen::legal(&pos, &mut moves);
+    moves.iter().any(|&m| {
+        if !movegen::gives_check(&pos, m) {
+            return false;
+        }
+        pos.do_move(m);
+        let mate = movegen::is_checkmate(&pos);
+        pos.undo_move(m);
+        mate
+    })
+}
+
 /// The engine's answer within `max` plies: the length and count, None if none is that short.
 fn engine(
     solver: &mut Solver,
     root: &Position,
-    stipulation: Stipulation,
+    (stipulation, strategy, threads): (Stipulation, Strategy, usize),
     max: u32,
 ) -> Option<(u32, u64)> {
     let limits = Limits {
         stipulation,
+        strategy,
+        threads,
         max_plies: Some(max),
         solution_limit: SOLUTION_LIMIT,
         ..Default::default()
@@ -283,6 +323,12 @@ struct Agreement {
     solved: usize,
     unsolved: usize,
     lengths: std::collections::BTreeSet<u32>,
+    /// Roots where the attacker is in check (its answer must check too).
+    attacker_in_check: usize,
+    /// Roots where a check mates the defender at once.
+    mate_at_once: usize,
+    /// HS#: positions met where a check mates the defender before the line's end (dead ends).
+    dead_ends: u64,
 }
 
 /// Checks `per` random positions of `stipulation` against the reference within `max` plies.
@@ -320,10 +366,22 @@ fn agree(
         {
             continue;
         }
-        let want = Reference::shortest(&root, stipulation, max)
-            .map(|(len, n)| (len, n.min(SOLUTION_LIMIT as u64)));
-        let got = engine(solver, &root, stipulation, max);
+        let (want, dead_ends) = Reference::shortest_and_dead_ends(&root, stipulation, max);
+        let want = want.map(|(len, n)| (len, n.min(SOLUTION_LIMIT as u64)));
+        seen.dead_ends += dead_ends;
+        let got = engine(solver, &root, (stipulation, Strategy::Auto, 1), max);
         assert_eq!(got, want, "{} {stipulation}", root.to_sfen());
+        if !stipulation.defender_first {
+            // The breadth-first pass from the root, at one thread and at two in turn.
+            let threads = 1 + (seen.solved + seen.unsolved) % 2;
+            let setting = (stipulation, Strategy::BreadthFirst, threads);
+            let got = engine(solver, &root, setting, max);
+            assert_eq!(got, want, "{} {stipulation} breadth-first", root.to_sfen());
+        }
+        if !stipulation.defender_first {
+            seen.attacker_in_check += usize::from(root.in_check());
+            seen.mate_at_once += usize::from(mates_at_once(&root));
+        }
         match want {
             Some((len, _)) => {
                 seen.solved += 1;
@@ -367,6 +425,16 @@ fn hs_hs_defender_first_and_h_defender_first_agree_with_the_reference() {
                 "{stipulation}: {seen:?}"
             );
             assert!(seen.lengths.len() >= 2, "{stipulation}: {seen:?}");
+            // The rule's edges came up: an attacker in check at the root, a check that mates at
+            // once (H#), and HS# lines cut short by a check that mates the defender.
+            match (stipulation.goal, stipulation.defender_first) {
+                (Goal::Selfmate, _) => assert!(seen.dead_ends >= 100, "{seen:?}"),
+                (Goal::Helpmate, false) => assert!(seen.mate_at_once >= 3, "{seen:?}"),
+                _ => {}
+            }
+            if !stipulation.defender_first {
+                assert!(seen.attacker_in_check >= 3, "{seen:?}");
+            }
         }
     });
 }
@@ -385,5 +453,150 @@ fn longer_lines_agree_with_the_reference() {
         }
         // Proving that no line exists up to 8 or 9 plies is the reference's costliest work.
         assert!(unsolved >= 10, "{unsolved}");
+    });
+}
+
+/// The moves of a `checkmate` reply, or None for `checkmate nomate` (any other reply fails).
+fn reply_line(root: &Position, reply: &str) -> Option<Vec<kyozume::shogi::Move>> {
+    let moves = reply
+        .strip_prefix("checkmate ")
+        .unwrap_or_else(|| panic!("not a checkmate reply: {reply}"));
+    if moves == "nomate" {
+        return None;
+    }
+    let mut pos = root.clone();
+    let line = moves
+        .split_whitespace()
+        .map(|text| {
+            let m = pos
+                .parse_move(text)
+                .unwrap_or_else(|e| panic!("{text} in {reply}: {e}"));
+            pos.do_move(m);
+            m
+        })
+        .collect();
+    Some(line)
+}
+
+#[test]
+fn usi_switches_stipulations_between_problems_in_one_script() {
+    // G*5b mates at once (H#), and also mates the defender-first attacker's king (HS# 受先); in
+    // H# 受先 White attacks with a lone king, which never checks.
+    let gold = Position::from_sfen("4k4/9/4P4/9/9/9/9/9/4K4 b G 1").unwrap();
+    // HS#: a check the defender answers with a capture that opens its rook's file.
+    let battery = Position::from_sfen("r8/9/9/9/s1k6/9/9/1P7/KL7 b G 1").unwrap();
+    let no_attacker_king = "4k4/9/4P4/9/9/9/9/9/9 b G 1";
+    let h = Stipulation::HELPMATE;
+    let steps: Vec<(Vec<String>, Option<(&Position, Stipulation)>)> = vec![
+        (
+            vec![format!("position sfen {}", gold.to_sfen())],
+            Some((&gold, h)),
+        ),
+        (
+            vec![
+                "setoption name Stipulation value HS#".to_string(),
+                "setoption name DefenderFirst value true".to_string(),
+            ],
+            Some((&gold, HS_FIRST)),
+        ),
+        (
+            vec!["setoption name Stipulation value H#".to_string()],
+            Some((&gold, H_FIRST)),
+        ),
+        (
+            vec![
+                "setoption name DefenderFirst value false".to_string(),
+                "setoption name Stipulation value HS#".to_string(),
+                format!("position sfen {}", battery.to_sfen()),
+            ],
+            Some((&battery, HS)),
+        ),
+        // No attacker king: an error line, and the engine answers the next go.
+        (vec![format!("position sfen {no_attacker_king}")], None),
+        (
+            vec![
+                "setoption name Stipulation value H#".to_string(),
+                format!("position sfen {}", gold.to_sfen()),
+            ],
+            Some((&gold, h)),
+        ),
+    ];
+    let mut script = String::from("usi\nisready\n");
+    for (commands, _) in &steps {
+        for c in commands {
+            script.push_str(c);
+            script.push('\n');
+        }
+        script.push_str("go mate 10000\n");
+    }
+    let (lines, status, _) = common::run_script(&script, std::time::Duration::from_secs(60));
+    assert!(status.success());
+    let replies: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("checkmate") || l.starts_with("info string error"))
+        .collect();
+    let in_force: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("info string stipulation"))
+        .collect();
+    let mut at = 0;
+    let mut searched = 0;
+    for (_, expected) in &steps {
+        match expected {
+            Some((root, stipulation)) => {
+                // The search said which stipulation it was under.
+                assert!(
+                    in_force[searched].contains(stipulation.code()),
+                    "{}: {lines:#?}",
+                    stipulation.code()
+                );
+                searched += 1;
+                let want = Reference::shortest(root, *stipulation, 5);
+                match reply_line(root, replies[at]) {
+                    Some(line) => {
+                        verify_solution(root, *stipulation, &line).unwrap();
+                        assert_eq!(Some(line.len() as u32), want.map(|w| w.0), "{stipulation}");
+                    }
+                    None => assert_eq!(want, None, "{stipulation}: {lines:#?}"),
+                }
+                at += 1;
+            }
+            None => {
+                assert!(replies[at].starts_with("info string error"), "{lines:#?}");
+                assert_eq!(replies[at + 1], "checkmate nomate");
+                at += 2;
+            }
+        }
+    }
+    assert_eq!(at, replies.len(), "{lines:#?}");
+}
+
+#[test]
+fn a_defender_pawn_drop_that_would_mate_is_no_hs_solution() {
+    // Black (the attacker) is in check from the bishop on 3g: Ra4h blocks it and checks the
+    // king on 8h. Of White's answers only P*5h would mate (the rook on 4h is pinned, the
+    // knights on 7f and 6f cover 6h and 5h, Black's pawns fill 4i and 6i): a pawn-drop mate,
+    // illegal.
+    let root = Position::from_sfen("5R3/9/9/9/9/2nn5/6b2/1k7/3PKP3 b p 1").unwrap();
+    assert!(root.in_check());
+    let check = root.parse_move("4a4h").unwrap();
+    let mut pos = root.clone();
+    pos.do_move(check);
+    let drop = pos.parse_move("P*5h");
+    // Played anyway, the drop would leave Black mated.
+    let mut moves = MoveList::new();
+    movegen::legal(&pos, &mut moves);
+    let raw = kyozume::shogi::Move::drop(PieceType::Pawn, Square::from_usi("5h").unwrap());
+    assert!(!moves.iter().any(|&m| m == raw), "P*5h offered as legal");
+    assert!(drop.is_err(), "P*5h parsed as a legal move");
+    pos.do_move(raw);
+    assert!(movegen::is_checkmate(&pos), "the drop would mate");
+    assert!(verify_solution(&root, HS, &[check, raw]).is_err());
+    kyozume::search::with_search_stack(|| {
+        let mut solver = Solver::new_lazy(16).unwrap();
+        let want = Reference::shortest(&root, HS, 6);
+        let got = engine(&mut solver, &root, (HS, Strategy::Auto, 1), 6);
+        assert_eq!(got, want);
+        assert_ne!(got.map(|g| g.0), Some(2));
     });
 }

@@ -355,8 +355,10 @@ impl Solver {
         let attacker = stipulation.attacker(root.side_to_move());
         if self.table_for != Some((stipulation.goal, attacker)) {
             if self.table_for.is_some() {
-                // (A fresh solver's table is empty already.)
+                // (A fresh solver's table is empty already.) The helpers' tables go too; the
+                // breadth-first pass's dead positions (no check) hold under any goal.
                 self.tt.clear();
+                self.helpers.clear();
             }
             self.table_for = Some((stipulation.goal, attacker));
         }
@@ -506,8 +508,8 @@ impl<'s, 'p> Run<'s, 'p> {
             Strategy::Deepening => false,
             Strategy::BreadthFirst => true,
         };
-        // (The pass solves H# with the attacker to move only.)
-        let supported = self.limits.stipulation == Stipulation::HELPMATE;
+        // (The pass starts from an attacker to move: 受先 problems are deepened.)
+        let supported = !self.limits.stipulation.defender_first;
         !self.breadth_first_tried && self.lower_bound != NEVER && wanted && supported
     }
 
@@ -533,6 +535,7 @@ impl<'s, 'p> Run<'s, 'p> {
             level_log: self.limits.level_log.clone(),
             budget_bytes: reserve_bytes,
             solution_cap: self.limits.solution_limit.max(1) as u32,
+            selfmate: self.limits.stipulation.goal == Goal::Selfmate,
             max_plies: self.max_plies,
             interrupt: self.interrupt,
             pool: solver.pool.as_ref().filter(|_| threads >= 2),

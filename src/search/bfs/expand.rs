@@ -8,7 +8,7 @@
 //! they were generated, so the next level comes out in the same order either way.
 
 use super::keyset::KeySet;
-use super::level::{Link, Parent};
+use super::level::{Link, Mate, Parent};
 use crate::search::machine::prefetch_write;
 use crate::search::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
@@ -105,6 +105,18 @@ struct Child {
     key: u128,
 }
 
+/// What [`Expansion::generate`] looks for besides the children.
+#[derive(Clone, Copy)]
+pub(super) struct Looking {
+    /// HS#: a defender's reply that mates the attacker ends a line, and a check that mates the
+    /// defender is a dead end (H#: such a check ends a line).
+    pub selfmate: bool,
+    /// Stop at the first mate.
+    pub first_mate_only: bool,
+    /// Another thread found a mate on this level: keep no children.
+    pub mate_elsewhere: bool,
+}
+
 /// One level position being expanded.
 pub(super) struct Expansion {
     pos: Position,
@@ -127,20 +139,24 @@ impl Expansion {
         }
     }
 
-    /// Unpacks `parent` and finds its children. A check without an evasion mates: it goes to
-    /// `mates` as (index, check, paths), and with `first_mate_only` nothing more is looked at.
-    /// Once `mates` holds any, or with `mate_elsewhere` (another thread found a mate on this
-    /// level), this is the mate level and no children are kept. Each child's slots in the key
-    /// set, the dead cache and whatever else `sink` will look up start loading here. Returns the
-    /// moves generated (nodes).
+    /// Unpacks `parent` and finds its children. A mate (H#: a check without an evasion; HS#:
+    /// an evasion that checkmates the attacker) goes to `mates`, and with `first_mate_only`
+    /// nothing more is looked at. Once `mates` holds any, or with `mate_elsewhere`, this is the
+    /// mate level and no children are kept. Each child's slots in the key set, the dead cache
+    /// and whatever else `sink` will look up start loading here. Returns the moves generated
+    /// (nodes).
     pub(super) fn generate<S: ChildSink>(
         &mut self,
         parent: Parent,
         (seen, dead, sink): (&KeySet, &DeadCache, &S),
-        mates: &mut Vec<(u32, Move, u32)>,
-        first_mate_only: bool,
-        mate_elsewhere: bool,
+        mates: &mut Vec<Mate>,
+        looking: Looking,
     ) -> u64 {
+        let Looking {
+            selfmate,
+            first_mate_only,
+            mate_elsewhere,
+        } = looking;
         // (Children of the mate level are never resolved.)
         self.children.clear();
         let Parent {
@@ -160,13 +176,47 @@ impl Expansion {
             self.evasions.clear();
             movegen::evasions(pos, &mut self.evasions);
             if self.evasions.is_empty() {
-                mates.push((index, check, paths));
-                if first_mate_only {
-                    pos.undo_move(check);
-                    self.children.clear();
-                    return nodes;
+                // (In HS# the attacker has mated the defender: a dead end.)
+                if !selfmate {
+                    mates.push(Mate {
+                        parent: index,
+                        check,
+                        reply: None,
+                        paths,
+                    });
+                    if first_mate_only {
+                        pos.undo_move(check);
+                        self.children.clear();
+                        return nodes;
+                    }
                 }
-            } else if mates.is_empty() && !mate_elsewhere {
+                pos.undo_move(check);
+                continue;
+            }
+            if selfmate {
+                for &reply in self.evasions.iter() {
+                    if movegen::gives_check(pos, reply) {
+                        pos.do_move(reply);
+                        self.scratch.clear();
+                        movegen::evasions(pos, &mut self.scratch);
+                        pos.undo_move(reply);
+                        if self.scratch.is_empty() {
+                            mates.push(Mate {
+                                parent: index,
+                                check,
+                                reply: Some(reply),
+                                paths,
+                            });
+                            if first_mate_only {
+                                pos.undo_move(check);
+                                self.children.clear();
+                                return nodes;
+                            }
+                        }
+                    }
+                }
+            }
+            if mates.is_empty() && !mate_elsewhere {
                 nodes += self.evasions.len() as u64;
                 for &evasion in self.evasions.iter() {
                     let key = pos.key_after(evasion);

@@ -2,7 +2,7 @@
 //! end: in memory while it lasts, then level by level in a file (see `disk.rs`).
 
 use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
-use super::level::{LevelEdges, Link};
+use super::level::{LevelEdges, Link, Mate};
 use crate::shogi::Move;
 
 /// All levels' edges, for reading mating lines back to the root: in memory, or once memory
@@ -106,7 +106,7 @@ impl LevelGraph {
     /// Up to `cap` mating lines, in the order their last moves were found.
     pub(super) fn lines(
         &mut self,
-        mates: &[(u32, Move)],
+        mates: &[Mate],
         cap: usize,
     ) -> Result<Vec<Vec<Move>>, DiskError> {
         if let Some(file) = &mut self.file {
@@ -115,10 +115,11 @@ impl LevelGraph {
         let depth = self.levels.len();
         let mut lines = Vec::new();
         let mut suffix = Vec::with_capacity(2 * depth + 1);
-        for &(parent, check) in mates {
+        for mate in mates {
             suffix.clear();
-            suffix.push(check);
-            self.walk_back(depth, parent, &mut suffix, &mut lines, cap)?;
+            suffix.extend(mate.reply);
+            suffix.push(mate.check);
+            self.walk_back(depth, mate.parent, &mut suffix, &mut lines, cap)?;
             if lines.len() >= cap {
                 break;
             }

@@ -112,12 +112,30 @@ impl LevelPositions {
     }
 }
 
+/// A mating line's last moves, found on a level: the parent's index, its check and, in HS#,
+/// the defender's mating reply; with the number of paths into the parent (counting).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Mate {
+    pub parent: u32,
+    pub check: Move,
+    pub reply: Option<Move>,
+    pub paths: u32,
+}
+
+impl Mate {
+    /// The paths into `mates`, capped at `cap`.
+    pub(super) fn count(mates: &[Mate], cap: u32) -> u32 {
+        mates
+            .iter()
+            .fold(0u32, |c, m| c.saturating_add(m.paths).min(cap))
+    }
+}
+
 /// What one level came to.
 pub(super) enum LevelOutcome {
-    /// Mating checks on this level: (parent index, check), in order, and the number of paths
-    /// into them (capped).
+    /// Mates on this level, in order, and the number of paths into them (capped).
     Mates {
-        mates: Vec<(u32, Move)>,
+        mates: Vec<Mate>,
         count: u32,
     },
     /// The next level, its path counts (counting only) and the edges into it.
@@ -142,6 +160,8 @@ pub(super) struct Level<'a> {
     /// Paths into each position (counting only).
     pub counts: &'a [u32],
     pub cap: u32,
+    /// HS#: a defender's reply that mates the attacker ends a line (H#: a check that mates).
+    pub selfmate: bool,
     pub interrupt: Interrupt<'a>,
     /// Bytes held besides the key set and what this level adds: the links of earlier levels,
     /// this level's positions and counts.

@@ -140,6 +140,8 @@ pub(crate) struct BfsLimits<'a> {
     pub budget_bytes: usize,
     /// Count shortest lines up to this many (1: find one only).
     pub solution_cap: u32,
+    /// HS#: the defender's reply mates (see [`expand::Looking::selfmate`]); H# otherwise.
+    pub selfmate: bool,
     pub max_plies: u32,
     pub interrupt: Interrupt<'a>,
     /// Threads to expand each level with (see `parallel.rs`); None: this thread alone.
@@ -166,6 +168,14 @@ pub(crate) struct BfsLimits<'a> {
     /// The threads join in once the pass has searched this many nodes (see
     /// [`THREADS_FROM_NODES`]).
     pub threads_from_nodes: u64,
+}
+
+impl BfsLimits<'_> {
+    /// The length of a mate found on level `depth` (whose positions are `2 * depth` plies
+    /// from the root): one ply more in H#, two in HS#.
+    fn mate_length(&self, depth: u32) -> u32 {
+        2 * depth + if self.selfmate { 2 } else { 1 }
+    }
 }
 
 /// A progress report of the pass.
@@ -425,8 +435,8 @@ fn search(
             return None;
         }
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
-        // 2 * depth + 1 plies, and none shorter exists.
-        let lower_bound = 2 * depth + 1;
+        // one ply more (H#) or two (HS#), and none shorter exists.
+        let lower_bound = limits.mate_length(depth);
         let give_up = |reason| BfsOutcome::GaveUp {
             lower_bound,
             reason,
@@ -459,7 +469,7 @@ fn search(
                 );
                 if last_report.elapsed() >= Duration::from_millis(100) {
                     progress(BfsProgress {
-                        lower_bound: 2 * done.depth + 1,
+                        lower_bound: limits.mate_length(done.depth),
                         nodes: done.nodes,
                         permille: permille(done.used, done.budget),
                         disk_bytes: 0,
@@ -483,10 +493,10 @@ fn search(
                     disk: &limits.disk,
                     nodes,
                     after_level: &mut after_level,
-                    too_deep: &|depth| 2 * depth + 1 > limits.max_plies,
+                    too_deep: &|depth| limits.mate_length(depth) > limits.max_plies,
                 },
             );
-            let lower_bound = 2 * depth + 1;
+            let lower_bound = limits.mate_length(depth);
             let give_up = |reason| BfsOutcome::GaveUp {
                 lower_bound,
                 reason,
@@ -529,6 +539,7 @@ fn search(
                 batch: limits.parallel_batch_positions,
                 counts,
                 cap,
+                selfmate: limits.selfmate,
                 interrupt: limits.interrupt,
                 held,
             };
@@ -663,7 +674,7 @@ fn search(
             &mut budget,
             more_memory,
             limits,
-            2 * depth + 1,
+            limits.mate_length(depth),
         ) {
             Ok(used) => used,
             Err(outcome) => return Some(outcome),
@@ -671,7 +682,7 @@ fn search(
         log_level(limits, (depth, level.len()), seen, graph, used, started);
         if last_report.elapsed() >= Duration::from_millis(100) {
             progress(BfsProgress {
-                lower_bound: 2 * depth + 1,
+                lower_bound: limits.mate_length(depth),
                 nodes: *nodes,
                 permille: permille(used, budget),
                 disk_bytes: graph.disk_bytes(),
@@ -812,6 +823,7 @@ impl NarrowLoop<'_> {
             narrow::Setup {
                 interrupt: limits.interrupt,
                 cap,
+                selfmate: limits.selfmate,
                 batch: limits.parallel_batch_positions,
                 claims_percent: limits.narrow_claims_percent,
                 wide: limits.narrow_below.saturating_mul(2),

@@ -20,9 +20,11 @@
 //!    — the very order one thread would have produced.
 
 use super::crew::Team;
-use super::expand::{ChildSink, DeadCache, NewChild, Pipeline};
+use super::expand::{ChildSink, DeadCache, Looking, NewChild, Pipeline};
 use super::keyset::{self, KeySet, Shard};
-use super::level::{prefetch_tail, Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link};
+use super::level::{
+    prefetch_tail, Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link, Mate,
+};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::{Move, PackedPosition};
@@ -105,7 +107,7 @@ struct Expanded {
     buckets: Vec<Vec<Candidate>>,
     /// The candidates' checks.
     checks: Vec<Move>,
-    mates: Vec<(u32, Move, u32)>,
+    mates: Vec<Mate>,
     /// The batches taken (numbers within the slice, rising).
     batches: Vec<u32>,
     nodes: u64,
@@ -221,7 +223,7 @@ impl Expanded {
             .map(|b| b.capacity() * std::mem::size_of::<Candidate>())
             .sum::<usize>()
             + self.checks.capacity() * std::mem::size_of::<Move>()
-            + self.mates.capacity() * std::mem::size_of::<(u32, Move, u32)>()
+            + self.mates.capacity() * std::mem::size_of::<Mate>()
             + self.batches.capacity() * 4
     }
 
@@ -310,7 +312,7 @@ pub(super) fn expand_level(
         expanded_all.resize_with(owners, Expanded::default);
     }
     let expanded = &mut expanded_all[..owners];
-    let mut mates: Vec<(u32, Move, u32)> = Vec::new();
+    let mut mates: Vec<Mate> = Vec::new();
     // Set once a thread finds a mate: this is the mate level, and the others need only look
     // for mates (their children would be dropped).
     let mate_found = Line(AtomicBool::new(false));
@@ -376,14 +378,12 @@ pub(super) fn expand_level(
         // them in the order one thread would have found them.
         let first_mate = mates.len();
         mates.extend(expanded.iter().flat_map(|e| e.mates.iter().copied()));
-        mates[first_mate..].sort_by_key(|&(parent, _, _)| parent);
+        mates[first_mate..].sort_by_key(|m| m.parent);
         if !mates.is_empty() {
             if !level.counting() {
                 // The first mate of the level (earlier slices had none).
-                return LevelOutcome::Mates {
-                    mates: vec![(mates[0].0, mates[0].1)],
-                    count: 1,
-                };
+                mates.truncate(1);
+                return LevelOutcome::Mates { mates, count: 1 };
             }
             // A mate level: only its mates matter from here on.
             continue;
@@ -448,13 +448,8 @@ pub(super) fn expand_level(
         tick(*nodes);
     }
     if !mates.is_empty() {
-        let count = mates
-            .iter()
-            .fold(0u32, |c, m| c.saturating_add(m.2).min(level.cap));
-        return LevelOutcome::Mates {
-            mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
-            count,
-        };
+        let count = Mate::count(&mates, level.cap);
+        return LevelOutcome::Mates { mates, count };
     }
 
     *level_bytes = (inserted
@@ -763,8 +758,11 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
                     level.parent(index),
                     (seen, dead, &sink),
                     mates,
-                    !level.counting(),
-                    elsewhere,
+                    Looking {
+                        selfmate: level.selfmate,
+                        first_mate_only: !level.counting(),
+                        mate_elsewhere: elsewhere,
+                    },
                 );
                 if !mates.is_empty() {
                     mate_found.store(true, Ordering::Relaxed);
@@ -1135,7 +1133,7 @@ mod tests {
     /// What a level came to, comparable.
     #[derive(PartialEq)]
     enum Outcome {
-        Mates(Vec<(u32, Move)>, u32),
+        Mates(Vec<(u32, Move, Option<Move>)>, u32),
         Next {
             packed: Vec<PackedPosition>,
             checks: Vec<Move>,
@@ -1149,7 +1147,10 @@ mod tests {
 
     fn outcome(o: LevelOutcome) -> Outcome {
         match o {
-            LevelOutcome::Mates { mates, count } => Outcome::Mates(mates, count),
+            LevelOutcome::Mates { mates, count } => Outcome::Mates(
+                mates.iter().map(|m| (m.parent, m.check, m.reply)).collect(),
+                count,
+            ),
             LevelOutcome::Next {
                 next,
                 counts,
@@ -1223,6 +1224,7 @@ mod tests {
                 batch,
                 counts: &counts,
                 cap,
+                selfmate: false,
                 interrupt: Interrupt {
                     stop: &stop,
                     deadline: None,

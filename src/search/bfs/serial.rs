@@ -1,11 +1,10 @@
 //! One level expanded on one thread (the threads' way is `parallel.rs`, with the same result).
 
-use super::expand::{self, DeadCache, Pipeline};
+use super::expand::{self, DeadCache, Looking, Pipeline};
 use super::keyset::{self, KeySet};
-use super::level::{Level, LevelEdges, LevelOutcome, LevelPositions, Link};
+use super::level::{Level, LevelEdges, LevelOutcome, LevelPositions, Link, Mate};
 use super::room::LastResorts;
 use crate::search::helpmate::{Interrupt, POLL_INTERVAL};
-use crate::shogi::Move;
 use std::time::Instant;
 
 /// The most positions a one-thread level makes room for before it starts (see
@@ -147,7 +146,7 @@ pub(super) fn expand_level(
         resorts: LastResorts::default(),
         interrupt: level.interrupt,
     };
-    let mut mates: Vec<(u32, Move, u32)> = Vec::new();
+    let mut mates: Vec<Mate> = Vec::new();
     pipeline.reset();
     // Polled each time the pass's node count passes a multiple of the interval: counted from
     // each level's start, a level of fewer nodes never polled (a stop on 森茂 1965 waited up
@@ -158,8 +157,11 @@ pub(super) fn expand_level(
             level.parent(index),
             (sink.seen, dead, &sink),
             &mut mates,
-            !counting,
-            false,
+            Looking {
+                selfmate: level.selfmate,
+                first_mate_only: !counting,
+                mate_elsewhere: false,
+            },
         );
         if !mates.is_empty() && !counting {
             break;
@@ -180,14 +182,12 @@ pub(super) fn expand_level(
         }
     }
     if !mates.is_empty() {
-        let count = mates
-            .iter()
-            .fold(0u32, |c, m| c.saturating_add(m.2).min(level.cap));
-        let count = if counting { count } else { 1 };
-        return LevelOutcome::Mates {
-            mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
-            count,
+        let count = if counting {
+            Mate::count(&mates, level.cap)
+        } else {
+            1
         };
+        return LevelOutcome::Mates { mates, count };
     }
     if pipeline.previous().resolve(dead, &mut sink).is_err() {
         return LevelOutcome::Memory;

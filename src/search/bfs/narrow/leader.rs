@@ -9,8 +9,7 @@ use super::step::LEFTOVERS;
 use super::{fixed_bytes, Book, LevelDone};
 use crate::search::bfs::crew::wait;
 use crate::search::bfs::disk::DiskError;
-use crate::search::bfs::level::{LevelEdges, LevelOutcome, LevelPositions, Link, LINK_BYTES};
-use crate::shogi::Move;
+use crate::search::bfs::level::{LevelEdges, LevelOutcome, LevelPositions, Link, Mate, LINK_BYTES};
 use std::sync::atomic::Ordering;
 
 /// How the calling thread's part ended.
@@ -118,22 +117,14 @@ impl Leader<'_, '_, '_> {
         if events & EVENT_MATE != 0 {
             // Each parent's mates come from one thread, in order: a stable sort by parent
             // gives them in the order one thread would have found them.
-            let mut mates: Vec<(u32, Move, u32)> =
-                locals().flat_map(|l| l.mates.iter().copied()).collect();
-            mates.sort_by_key(|&(parent, _, _)| parent);
+            let mut mates: Vec<Mate> = locals().flat_map(|l| l.mates.iter().copied()).collect();
+            mates.sort_by_key(|m| m.parent);
             if !counting {
-                return Some(Ended::Done(LevelOutcome::Mates {
-                    mates: vec![(mates[0].0, mates[0].1)],
-                    count: 1,
-                }));
+                mates.truncate(1);
+                return Some(Ended::Done(LevelOutcome::Mates { mates, count: 1 }));
             }
-            let count = mates
-                .iter()
-                .fold(0u32, |c, m| c.saturating_add(m.2).min(run.cap));
-            return Some(Ended::Done(LevelOutcome::Mates {
-                mates: mates.iter().map(|&(p, c, _)| (p, c)).collect(),
-                count,
-            }));
+            let count = Mate::count(&mates, run.cap);
+            return Some(Ended::Done(LevelOutcome::Mates { mates, count }));
         }
         None
     }

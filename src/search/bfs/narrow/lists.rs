@@ -4,10 +4,11 @@
 use super::THREAD_ENTRIES;
 use crate::search::bfs::expand::Pipeline;
 use crate::search::bfs::keyset::{self};
-use crate::search::bfs::level::{prefetch_tail, LevelPositions, Link, LINK_BYTES, TAIL_AHEAD};
+use crate::search::bfs::level::{
+    prefetch_tail, LevelPositions, Link, Mate, LINK_BYTES, TAIL_AHEAD,
+};
 use crate::search::helpmate::Abort;
 use crate::search::memory::ZeroedTable;
-use crate::shogi::Move;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// One thread's copies of new positions on a level, in the order it met them (rising order).
@@ -152,7 +153,7 @@ pub(super) struct Local {
     pub(super) later: Vec<Later>,
     /// Further ways in, resolved: (position, link, order).
     pub(super) extra: Vec<(u32, Link, u64)>,
-    pub(super) mates: Vec<(u32, Move, u32)>,
+    pub(super) mates: Vec<Mate>,
     /// Bytes its shards of the key set grew by on this level.
     pub(super) grown: usize,
     /// Live copies before each entry of each list (step 2, for lists with stale copies).

@@ -169,6 +169,8 @@ pub(super) struct Setup<'a> {
     pub interrupt: Interrupt<'a>,
     /// Ways into a position are counted up to this (1: not counted).
     pub cap: u32,
+    /// HS# (see [`Looking::selfmate`](super::expand::Looking::selfmate)).
+    pub selfmate: bool,
     /// Positions in each batch (None: guided, see `cut_into_batches`).
     pub batch: Option<usize>,
     /// See [`NARROW_CLAIMS_PERCENT`].
@@ -194,6 +196,7 @@ pub(super) fn run(
     let Setup {
         interrupt,
         cap,
+        selfmate,
         batch,
         claims_percent,
         wide,
@@ -228,6 +231,7 @@ pub(super) fn run(
         dead,
         interrupt,
         cap,
+        selfmate,
         batch,
         claims_percent,
         wide,

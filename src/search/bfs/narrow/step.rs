@@ -7,7 +7,7 @@ use super::lists::{Found, Later, Local};
 use super::sink::Sink;
 use super::Narrow;
 use crate::search::bfs::crew::wait;
-use crate::search::bfs::expand::DeadCache;
+use crate::search::bfs::expand::{DeadCache, Looking};
 use crate::search::bfs::keyset::{self, shards_of, KeySet};
 use crate::search::bfs::level::{Line, Link, Parent};
 use crate::search::bfs::parallel::cut_into_batches;
@@ -28,6 +28,8 @@ pub(super) struct Run<'r> {
     pub(super) dead: &'r DeadCache,
     pub(super) interrupt: Interrupt<'r>,
     pub(super) cap: u32,
+    /// See [`Looking::selfmate`].
+    pub(super) selfmate: bool,
     pub(super) batch: Option<usize>,
     pub(super) claims_percent: usize,
     pub(super) wide: usize,
@@ -223,8 +225,11 @@ impl Run<'_> {
                     parent,
                     (seen, self.dead, &sink),
                     mates,
-                    !counting,
-                    elsewhere,
+                    Looking {
+                        selfmate: self.selfmate,
+                        first_mate_only: !counting,
+                        mate_elsewhere: elsewhere,
+                    },
                 );
                 if !mates.is_empty() {
                     mate_found.store(true, Ordering::Relaxed);

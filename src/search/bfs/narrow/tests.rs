@@ -36,6 +36,7 @@ mod same_levels {
             level_log: Some(log),
             budget_bytes: 1 << 30,
             solution_cap: cap,
+            selfmate: false,
             max_plies,
             interrupt: Interrupt {
                 stop: &stop,
@@ -188,6 +189,7 @@ mod stops {
                 level_log: None,
                 budget_bytes: 1 << 30,
                 solution_cap: 2,
+                selfmate: false,
                 max_plies: u32::MAX,
                 interrupt: Interrupt {
                     stop: &stop,
