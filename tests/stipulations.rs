@@ -487,7 +487,9 @@ fn usi_switches_stipulations_between_problems_in_one_script() {
     let battery = Position::from_sfen("r8/9/9/9/s1k6/9/9/1P7/KL7 b G 1").unwrap();
     let no_attacker_king = "4k4/9/4P4/9/9/9/9/9/9 b G 1";
     let h = Stipulation::HELPMATE;
-    let steps: Vec<(Vec<String>, Option<(&Position, Stipulation)>)> = vec![
+    // Each step's commands before its `go`, and the problem it poses (None: an error).
+    type Step<'a> = (Vec<String>, Option<(&'a Position, Stipulation)>);
+    let steps: Vec<Step> = vec![
         (
             vec![format!("position sfen {}", gold.to_sfen())],
             Some((&gold, h)),
@@ -587,7 +589,7 @@ fn a_defender_pawn_drop_that_would_mate_is_no_hs_solution() {
     let mut moves = MoveList::new();
     movegen::legal(&pos, &mut moves);
     let raw = kyozume::shogi::Move::drop(PieceType::Pawn, Square::from_usi("5h").unwrap());
-    assert!(!moves.iter().any(|&m| m == raw), "P*5h offered as legal");
+    assert!(!moves.as_slice().contains(&raw), "P*5h offered as legal");
     assert!(drop.is_err(), "P*5h parsed as a legal move");
     pos.do_move(raw);
     assert!(movegen::is_checkmate(&pos), "the drop would mate");
