@@ -602,3 +602,89 @@ fn a_defender_pawn_drop_that_would_mate_is_no_hs_solution() {
         assert_ne!(got.map(|g| g.0), Some(2));
     });
 }
+
+/// The rows of `tests/data/fairy_mate.tsv`: name, position, stipulation, Fairy Mate's length.
+fn fairy_mate_rows() -> Vec<(String, Position, Stipulation, u32)> {
+    let path = format!("{}/tests/data/fairy_mate.tsv", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("name\t"))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                f[0].to_string(),
+                Position::from_sfen(f[1]).unwrap(),
+                Stipulation::parse(f[2]).unwrap(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn fairy_mates_lengths_deepening_the_pass_and_its_links_on_disk_agree() {
+    let rows = fairy_mate_rows();
+    assert!(rows.iter().filter(|r| r.2.goal == Goal::Selfmate).count() >= 10);
+    assert!(rows.iter().filter(|r| r.2.defender_first).count() >= 10);
+    let dir = tempfile::tempdir().unwrap();
+    kyozume::search::with_search_stack(|| {
+        let mut solver = Solver::new_lazy(64).unwrap();
+        let stop = AtomicBool::new(false);
+        let mut passes = 0;
+        let mut on_disk = 0;
+        for (i, (name, root, stipulation, plies)) in rows.iter().enumerate() {
+            let mut answers = Vec::new();
+            let settings = [
+                (Strategy::Auto, 1, None),
+                (Strategy::BreadthFirst, 1 + i % 2, None),
+                (Strategy::BreadthFirst, 2 - i % 2, Some(dir.path())),
+            ];
+            for (strategy, threads, disk) in settings {
+                if stipulation.defender_first && strategy == Strategy::BreadthFirst {
+                    continue;
+                }
+                let limits = Limits {
+                    stipulation: *stipulation,
+                    strategy,
+                    threads,
+                    solution_limit: 3,
+                    parallel_from_positions: Some(1),
+                    disk: kyozume::search::DiskBudget {
+                        dir: disk.map(|d| d.to_path_buf()),
+                        cap_bytes: 1 << 30,
+                        always: disk.is_some(),
+                    },
+                    ..Default::default()
+                };
+                let (log, levels) = crossbeam_channel::unbounded();
+                let limits = Limits {
+                    level_log: Some(log),
+                    ..limits
+                };
+                let r = solver.solve(root, &limits, &stop, &mut |_| {}).unwrap();
+                drop(limits);
+                let written = levels.iter().map(|l| l.disk_bytes).max().unwrap_or(0);
+                on_disk += usize::from(written > 0);
+                let Outcome::Mate(line) = &r.outcome else {
+                    panic!("{name}: {:?}", r.outcome);
+                };
+                assert_eq!(line.len() as u32, *plies, "{name} {strategy:?}");
+                let solutions = r.solutions.expect("counted");
+                for l in &solutions.lines {
+                    verify_solution(root, *stipulation, l).unwrap();
+                }
+                answers.push((solutions.count, solutions.complete));
+                passes += usize::from(strategy == Strategy::BreadthFirst);
+            }
+            assert!(
+                answers.windows(2).all(|w| w[0] == w[1]),
+                "{name}: {answers:?}"
+            );
+        }
+        assert!(passes >= 20);
+        // The HS# passes wrote their links (the 受先 rows are deepened).
+        assert!(on_disk >= 10, "{on_disk} passes wrote links");
+    });
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
