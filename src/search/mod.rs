@@ -762,7 +762,7 @@ impl<'s, 'p> Run<'s, 'p> {
         let lower_bound = self.lower_bound;
         let stipulation = self.limits.stipulation;
         let mut depth = stipulation
-            .length_at_least(lower_bound + self.step - 2)
+            .length_at_least(lower_bound.saturating_add(self.step).saturating_sub(2))
             .min(stipulation.length_at_most(self.max_plies));
         if let Some(line) = &self.best {
             depth = depth.min(line.len() as u32 - 2);

@@ -68,13 +68,14 @@ impl Stipulation {
         }
     }
 
-    /// The least length of this parity that is at least `n`.
+    /// The least length of this parity that is at least `n` (`u32::MAX`, the search's "no
+    /// length at all", stays itself).
     pub fn length_at_least(self, n: u32) -> u32 {
         let n = n.max(self.shortest_length());
         if n % 2 == self.length_parity() {
             n
         } else {
-            n + 1
+            n.saturating_add(1)
         }
     }
 
@@ -324,6 +325,7 @@ mod tests {
                 defender_first,
             };
             assert_eq!(s.length_parity(), parity, "{s}");
+            assert_eq!(s.length_at_least(u32::MAX), u32::MAX, "{s}");
             for n in 0..10 {
                 let up = s.length_at_least(n);
                 assert!(up >= n && up % 2 == parity && up >= s.shortest_length());
