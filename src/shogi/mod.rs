@@ -2,6 +2,7 @@
 
 pub mod attacks;
 pub mod bitboard;
+pub mod conditions;
 pub mod display;
 pub mod japanese;
 pub mod kif;
@@ -15,6 +16,7 @@ pub mod types;
 mod zobrist;
 
 pub use bitboard::Bitboard;
+pub use conditions::Conditions;
 pub use movegen::MoveList;
 pub use position::{PackedPosition, Position};
 pub use sfen::{MoveError, SfenError, STARTPOS_SFEN};

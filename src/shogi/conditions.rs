@@ -1,0 +1,421 @@
+//! Fairy conditions: rules that change how pieces move or which moves are legal
+//! (`../shared/fairy/rules.md` is the specification).
+//!
+//! * Piece powers taken from a neighbour in the same file: **安南** (a friendly piece behind),
+//!   **安北** (a friendly piece in front), **対面** (an enemy piece in front), **背面** (an enemy
+//!   piece behind). At most one of them.
+//! * **打歩詰可**: a pawn drop may mate.
+//! * **強欲**: a side that can capture must capture; **禁欲**: a side that has a move other than a
+//!   capture must not capture. At most one of them. The attacker's obligation to check comes
+//!   first: its captures are judged among its checks.
+//!
+//! This module holds what the conditions are and how composers name them; the move generator
+//! and the search take them from [`Conditions`].
+
+use super::movegen::MoveList;
+use super::{Move, Position};
+use std::fmt;
+
+/// Where a piece's power comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PieceMoves {
+    /// Its own type.
+    #[default]
+    Normal,
+    /// 安南: the friendly piece directly behind it.
+    Annan,
+    /// 安北: the friendly piece directly in front of it.
+    Anhoku,
+    /// 対面: the enemy piece directly in front of it.
+    Taimen,
+    /// 背面: the enemy piece directly behind it.
+    Haimen,
+}
+
+/// Whether a pawn drop may mate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PawnDropMate {
+    /// Normal shogi: a pawn drop that mates is illegal, for both sides.
+    #[default]
+    Illegal,
+    /// 打歩詰可.
+    Allowed,
+}
+
+/// What the rules say of captures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Captures {
+    /// Normal shogi.
+    #[default]
+    Free,
+    /// 強欲: a capture must be played when one is allowed.
+    Greedy,
+    /// 禁欲: no capture while another move is allowed.
+    Ascetic,
+}
+
+/// The conditions in force (the default: none, normal shogi).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Conditions {
+    pub piece_moves: PieceMoves,
+    pub pawn_drop_mate: PawnDropMate,
+    pub captures: Captures,
+}
+
+/// A condition's name that could not be read, or two that cannot go together.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConditionsError {
+    #[error("unknown {what} '{value}' (expected one of: {expected})")]
+    UnknownValue {
+        what: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("{first} and {second} cannot be combined (at most one of 安南, 安北, 対面, 背面, and one of 強欲, 禁欲)")]
+    Exclusive {
+        first: &'static str,
+        second: &'static str,
+    },
+}
+
+/// The Japanese names, longest first where one begins another (打歩詰可 before 打歩可).
+const NAMES: [(&str, Condition); 8] = [
+    ("打歩詰可", Condition::PawnDropMate),
+    ("打歩可", Condition::PawnDropMate),
+    ("安南", Condition::Moves(PieceMoves::Annan)),
+    ("安北", Condition::Moves(PieceMoves::Anhoku)),
+    ("対面", Condition::Moves(PieceMoves::Taimen)),
+    ("背面", Condition::Moves(PieceMoves::Haimen)),
+    ("強欲", Condition::Captures(Captures::Greedy)),
+    ("禁欲", Condition::Captures(Captures::Ascetic)),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Condition {
+    Moves(PieceMoves),
+    PawnDropMate,
+    Captures(Captures),
+}
+
+impl Conditions {
+    /// Normal shogi.
+    pub const NONE: Conditions = Conditions {
+        piece_moves: PieceMoves::Normal,
+        pawn_drop_mate: PawnDropMate::Illegal,
+        captures: Captures::Free,
+    };
+
+    /// Whether these are normal shogi's rules.
+    pub fn is_none(self) -> bool {
+        self == Conditions::NONE
+    }
+
+    /// Reads the condition names composers print before a stipulation (`安南`, `対面打歩詰可`,
+    /// `禁欲`, in any order): the conditions and the text after them, trimmed. Two of one group
+    /// (`安南対面`, `強欲禁欲`) are an error; text that names no condition is left whole.
+    pub fn parse_prefix(text: &str) -> Result<(Conditions, &str), ConditionsError> {
+        let mut conditions = Conditions::NONE;
+        let mut named: (Option<&'static str>, Option<&'static str>) = (None, None);
+        let mut rest = text.trim_start();
+        'names: loop {
+            for (name, condition) in NAMES {
+                let Some(after) = rest.strip_prefix(name) else {
+                    continue;
+                };
+                match condition {
+                    Condition::Moves(moves) => {
+                        if let Some(first) = named.0 {
+                            return Err(ConditionsError::Exclusive {
+                                first,
+                                second: name,
+                            });
+                        }
+                        named.0 = Some(name);
+                        conditions.piece_moves = moves;
+                    }
+                    Condition::Captures(captures) => {
+                        if let Some(first) = named.1 {
+                            return Err(ConditionsError::Exclusive {
+                                first,
+                                second: name,
+                            });
+                        }
+                        named.1 = Some(name);
+                        conditions.captures = captures;
+                    }
+                    Condition::PawnDropMate => conditions.pawn_drop_mate = PawnDropMate::Allowed,
+                }
+                rest = after.trim_start();
+                continue 'names;
+            }
+            break;
+        }
+        Ok((conditions, rest))
+    }
+
+    /// The names as composers print them before the stipulation, in a fixed order (`安南`,
+    /// `打歩詰可`, `強欲`); empty for normal shogi.
+    pub fn japanese(self) -> String {
+        let moves = match self.piece_moves {
+            PieceMoves::Normal => "",
+            PieceMoves::Annan => "安南",
+            PieceMoves::Anhoku => "安北",
+            PieceMoves::Taimen => "対面",
+            PieceMoves::Haimen => "背面",
+        };
+        let drop = match self.pawn_drop_mate {
+            PawnDropMate::Illegal => "",
+            PawnDropMate::Allowed => "打歩詰可",
+        };
+        let captures = match self.captures {
+            Captures::Free => "",
+            Captures::Greedy => "強欲",
+            Captures::Ascetic => "禁欲",
+        };
+        format!("{moves}{drop}{captures}")
+    }
+}
+
+impl PieceMoves {
+    /// The USI option's values, in order.
+    pub const VALUES: &'static str = "Normal, Annan, Anhoku, Taimen, Haimen";
+
+    /// The USI option's value.
+    pub fn usi_name(self) -> &'static str {
+        match self {
+            PieceMoves::Normal => "Normal",
+            PieceMoves::Annan => "Annan",
+            PieceMoves::Anhoku => "Anhoku",
+            PieceMoves::Taimen => "Taimen",
+            PieceMoves::Haimen => "Haimen",
+        }
+    }
+}
+
+impl std::str::FromStr for PieceMoves {
+    type Err = ConditionsError;
+
+    /// A USI option value, in any case, or the Japanese name.
+    fn from_str(s: &str) -> Result<PieceMoves, ConditionsError> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "normal" | "none" => PieceMoves::Normal,
+            "annan" | "安南" => PieceMoves::Annan,
+            "anhoku" | "安北" => PieceMoves::Anhoku,
+            "taimen" | "対面" => PieceMoves::Taimen,
+            "haimen" | "背面" => PieceMoves::Haimen,
+            _ => {
+                return Err(ConditionsError::UnknownValue {
+                    what: "PieceMoves",
+                    value: s.trim().to_string(),
+                    expected: PieceMoves::VALUES,
+                })
+            }
+        })
+    }
+}
+
+impl PawnDropMate {
+    /// The USI option's values, in order.
+    pub const VALUES: &'static str = "Illegal, Allowed";
+
+    /// The USI option's value.
+    pub fn usi_name(self) -> &'static str {
+        match self {
+            PawnDropMate::Illegal => "Illegal",
+            PawnDropMate::Allowed => "Allowed",
+        }
+    }
+}
+
+impl std::str::FromStr for PawnDropMate {
+    type Err = ConditionsError;
+
+    fn from_str(s: &str) -> Result<PawnDropMate, ConditionsError> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "illegal" => PawnDropMate::Illegal,
+            "allowed" | "打歩詰可" | "打歩可" => PawnDropMate::Allowed,
+            _ => {
+                return Err(ConditionsError::UnknownValue {
+                    what: "PawnDropMate",
+                    value: s.trim().to_string(),
+                    expected: PawnDropMate::VALUES,
+                })
+            }
+        })
+    }
+}
+
+impl Captures {
+    /// The USI option's values, in order.
+    pub const VALUES: &'static str = "Free, Greedy, Ascetic";
+
+    /// The USI option's value.
+    pub fn usi_name(self) -> &'static str {
+        match self {
+            Captures::Free => "Free",
+            Captures::Greedy => "Greedy",
+            Captures::Ascetic => "Ascetic",
+        }
+    }
+}
+
+impl Captures {
+    /// Narrows `moves`, the moves the side to move in `pos` may otherwise play (for the
+    /// attacker its checks, for the defender its legal moves), to those this rule allows: under
+    /// 強欲 the captures if there are any, under 禁欲 the other moves if there are any. Never
+    /// empties a list that was not empty, so a mate is decided as without the rule.
+    pub fn filter(self, pos: &Position, moves: &mut MoveList) {
+        let is_capture = |m: Move| !m.is_drop() && pos.piece_at(m.to()).is_some();
+        match self {
+            Captures::Free => {}
+            Captures::Greedy => {
+                if moves.iter().any(|&m| is_capture(m)) {
+                    moves.retain(is_capture);
+                }
+            }
+            Captures::Ascetic => {
+                if moves.iter().any(|&m| !is_capture(m)) {
+                    moves.retain(|m| !is_capture(m));
+                }
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Captures {
+    type Err = ConditionsError;
+
+    fn from_str(s: &str) -> Result<Captures, ConditionsError> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "free" => Captures::Free,
+            "greedy" | "強欲" => Captures::Greedy,
+            "ascetic" | "禁欲" => Captures::Ascetic,
+            _ => {
+                return Err(ConditionsError::UnknownValue {
+                    what: "Captures",
+                    value: s.trim().to_string(),
+                    expected: Captures::VALUES,
+                })
+            }
+        })
+    }
+}
+
+impl fmt::Display for Conditions {
+    /// The USI values of the conditions in force, `none` for normal shogi.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_none() {
+            return f.write_str("none");
+        }
+        let mut parts = Vec::new();
+        if self.piece_moves != PieceMoves::Normal {
+            parts.push(self.piece_moves.usi_name());
+        }
+        if self.pawn_drop_mate == PawnDropMate::Allowed {
+            parts.push("PawnDropMate Allowed");
+        }
+        if self.captures != Captures::Free {
+            parts.push(self.captures.usi_name());
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_as_composers_print_them() {
+        let annan = Conditions {
+            piece_moves: PieceMoves::Annan,
+            ..Conditions::NONE
+        };
+        assert_eq!(
+            Conditions::parse_prefix("安南ばか詰"),
+            Ok((annan, "ばか詰"))
+        );
+        let taimen_drop = Conditions {
+            piece_moves: PieceMoves::Taimen,
+            pawn_drop_mate: PawnDropMate::Allowed,
+            ..Conditions::NONE
+        };
+        assert_eq!(
+            Conditions::parse_prefix("対面打歩詰可協力自玉詰 8手"),
+            Ok((taimen_drop, "協力自玉詰 8手"))
+        );
+        assert_eq!(
+            Conditions::parse_prefix("打歩可 禁欲 ばか詰").map(|c| c.0.captures),
+            Ok(Captures::Ascetic)
+        );
+        // Nothing named: the text comes back whole.
+        assert_eq!(
+            Conditions::parse_prefix("協力詰"),
+            Ok((Conditions::NONE, "協力詰"))
+        );
+        // Two of a group.
+        assert!(matches!(
+            Conditions::parse_prefix("安南対面ばか詰"),
+            Err(ConditionsError::Exclusive { .. })
+        ));
+        assert!(matches!(
+            Conditions::parse_prefix("強欲禁欲ばか詰"),
+            Err(ConditionsError::Exclusive { .. })
+        ));
+    }
+
+    #[test]
+    fn greed_keeps_the_captures_and_asceticism_the_others() {
+        use crate::shogi::movegen;
+        // rules.md §9: after G*5e the king must take the gold under 強欲.
+        let mut pos = Position::from_sfen("9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1").unwrap();
+        pos.do_move(pos.parse_move("G*5e").unwrap());
+        let mut all = MoveList::new();
+        movegen::legal(&pos, &mut all);
+        let capture = pos.parse_move("5d5e").unwrap();
+        assert!(all.len() > 1 && all.iter().any(|&m| m == capture));
+        let mut greedy = all.clone();
+        Captures::Greedy.filter(&pos, &mut greedy);
+        assert_eq!(greedy.as_slice(), [capture]);
+        let mut ascetic = all.clone();
+        Captures::Ascetic.filter(&pos, &mut ascetic);
+        assert_eq!(ascetic.len(), all.len() - 1);
+        assert!(!ascetic.iter().any(|&m| m == capture));
+        let mut free = all.clone();
+        Captures::Free.filter(&pos, &mut free);
+        assert_eq!(free.as_slice(), all.as_slice());
+        // Only captures: 禁欲 keeps them all (a list is never emptied).
+        let mut only = MoveList::new();
+        only.push(capture);
+        Captures::Ascetic.filter(&pos, &mut only);
+        assert_eq!(only.as_slice(), [capture]);
+    }
+
+    #[test]
+    fn names_go_back_and_forth() {
+        for moves in [
+            PieceMoves::Normal,
+            PieceMoves::Annan,
+            PieceMoves::Anhoku,
+            PieceMoves::Taimen,
+            PieceMoves::Haimen,
+        ] {
+            for drop in [PawnDropMate::Illegal, PawnDropMate::Allowed] {
+                for captures in [Captures::Free, Captures::Greedy, Captures::Ascetic] {
+                    let c = Conditions {
+                        piece_moves: moves,
+                        pawn_drop_mate: drop,
+                        captures,
+                    };
+                    let printed = format!("{}ばか詰", c.japanese());
+                    assert_eq!(Conditions::parse_prefix(&printed), Ok((c, "ばか詰")));
+                    assert_eq!(moves.usi_name().parse::<PieceMoves>(), Ok(moves));
+                    assert_eq!(drop.usi_name().parse::<PawnDropMate>(), Ok(drop));
+                    assert_eq!(captures.usi_name().parse::<Captures>(), Ok(captures));
+                }
+            }
+        }
+        assert!("Annam".parse::<PieceMoves>().is_err());
+        assert_eq!(Conditions::NONE.to_string(), "none");
+    }
+}
