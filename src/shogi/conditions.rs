@@ -373,14 +373,14 @@ mod tests {
         let mut all = MoveList::new();
         movegen::legal(&pos, &mut all);
         let capture = pos.parse_move("5d5e").unwrap();
-        assert!(all.len() > 1 && all.iter().any(|&m| m == capture));
+        assert!(all.len() > 1 && all.as_slice().contains(&capture));
         let mut greedy = all.clone();
         Captures::Greedy.filter(&pos, &mut greedy);
         assert_eq!(greedy.as_slice(), [capture]);
         let mut ascetic = all.clone();
         Captures::Ascetic.filter(&pos, &mut ascetic);
         assert_eq!(ascetic.len(), all.len() - 1);
-        assert!(!ascetic.iter().any(|&m| m == capture));
+        assert!(!ascetic.as_slice().contains(&capture));
         let mut free = all.clone();
         Captures::Free.filter(&pos, &mut free);
         assert_eq!(free.as_slice(), all.as_slice());
