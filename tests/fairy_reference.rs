@@ -1,0 +1,527 @@
+//! A second, deliberately simple move generator for the fairy conditions, written square by
+//! square from `../shared/fairy/rules.md` and sharing nothing with the engine but the SFEN and
+//! USI texts: each piece's power is looked up from its neighbour (安南・安北・対面・背面), every
+//! move is tried on a copy of the board and kept if the mover's king is then not attacked (powers
+//! recomputed), and a pawn drop is a mate if the opponent then has no move of its own.
+//!
+//! Here it is checked itself: with no condition against the engine's generator, under 安南
+//! against lishogi's published perft counts (with the one rule where lishogi differs, a pawn
+//! move making 二歩, taken from `lishogi_annan_perft.tsv`'s own column), and against the worked
+//! examples of rules.md: the yardstick the engine's generator under each condition is held to.
+
+use kyozume::shogi::movegen::{self, MoveList};
+use kyozume::shogi::Position;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Powers {
+    Normal,
+    Annan,
+    Anhoku,
+    Taimen,
+    Haimen,
+}
+
+/// Piece kinds in SFEN's letters; hands are indexed by the first seven.
+const KINDS: [char; 8] = ['P', 'L', 'N', 'S', 'G', 'B', 'R', 'K'];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Man {
+    black: bool,
+    kind: char,
+    promoted: bool,
+}
+
+#[derive(Clone)]
+struct Board {
+    /// `[rank][file - 1]`, rank 0 = `a`.
+    squares: [[Option<Man>; 9]; 9],
+    /// `[black, white][kind]` for P, L, N, S, G, B, R.
+    hands: [[u8; 7]; 2],
+    black_to_move: bool,
+}
+
+fn parse(sfen: &str) -> Board {
+    let fields: Vec<&str> = sfen.split_whitespace().collect();
+    let mut squares = [[None; 9]; 9];
+    for (rank, row) in fields[0].split('/').enumerate() {
+        let mut file = 9;
+        let mut promoted = false;
+        for c in row.chars() {
+            if let Some(n) = c.to_digit(10) {
+                file -= n as usize;
+            } else if c == '+' {
+                promoted = true;
+            } else {
+                squares[rank][file - 1] = Some(Man {
+                    black: c.is_ascii_uppercase(),
+                    kind: c.to_ascii_uppercase(),
+                    promoted,
+                });
+                promoted = false;
+                file -= 1;
+            }
+        }
+    }
+    let mut hands = [[0u8; 7]; 2];
+    let mut count = 0u8;
+    for c in fields[2].chars().filter(|&c| c != '-') {
+        if let Some(n) = c.to_digit(10) {
+            count = count * 10 + n as u8;
+            continue;
+        }
+        let side = usize::from(c.is_ascii_lowercase());
+        let kind = KINDS
+            .iter()
+            .position(|&k| k == c.to_ascii_uppercase())
+            .unwrap();
+        hands[side][kind] += count.max(1);
+        count = 0;
+    }
+    Board {
+        squares,
+        hands,
+        black_to_move: fields[1] == "b",
+    }
+}
+
+fn square_name(file: usize, rank: usize) -> String {
+    format!("{file}{}", (b'a' + rank as u8) as char)
+}
+
+/// The steps of a power, forward being +1 in `dy`: (dx, dy, slides).
+fn steps(kind: char, promoted: bool) -> Vec<(i32, i32, bool)> {
+    let gold = vec![
+        (0, 1, false),
+        (-1, 1, false),
+        (1, 1, false),
+        (-1, 0, false),
+        (1, 0, false),
+        (0, -1, false),
+    ];
+    let diagonal = [(1, 1), (1, -1), (-1, 1), (-1, -1)];
+    let straight = [(0, 1), (0, -1), (1, 0), (-1, 0)];
+    match (kind, promoted) {
+        ('P', false) => vec![(0, 1, false)],
+        ('L', false) => vec![(0, 1, true)],
+        ('N', false) => vec![(-1, 2, false), (1, 2, false)],
+        ('S', false) => vec![
+            (0, 1, false),
+            (-1, 1, false),
+            (1, 1, false),
+            (-1, -1, false),
+            (1, -1, false),
+        ],
+        ('G', _) | ('P' | 'L' | 'N' | 'S', true) => gold,
+        ('K', _) => diagonal
+            .iter()
+            .chain(&straight)
+            .map(|&(x, y)| (x, y, false))
+            .collect(),
+        ('B', p) => {
+            let mut v: Vec<_> = diagonal.iter().map(|&(x, y)| (x, y, true)).collect();
+            if p {
+                v.extend(straight.iter().map(|&(x, y)| (x, y, false)));
+            }
+            v
+        }
+        ('R', p) => {
+            let mut v: Vec<_> = straight.iter().map(|&(x, y)| (x, y, true)).collect();
+            if p {
+                v.extend(diagonal.iter().map(|&(x, y)| (x, y, false)));
+            }
+            v
+        }
+        _ => unreachable!("{kind}"),
+    }
+}
+
+impl Board {
+    fn at(&self, file: i32, rank: i32) -> Option<Option<Man>> {
+        ((1..=9).contains(&file) && (0..9).contains(&rank))
+            .then(|| self.squares[rank as usize][file as usize - 1])
+    }
+
+    /// The power (kind, promoted) the piece on (file, rank) moves with.
+    fn power(&self, powers: Powers, file: usize, rank: usize) -> (char, bool) {
+        let man = self.squares[rank][file - 1].unwrap();
+        let forward = if man.black { -1 } else { 1 };
+        let (offset, friendly) = match powers {
+            Powers::Normal => return (man.kind, man.promoted),
+            Powers::Annan => (-forward, true),
+            Powers::Anhoku => (forward, true),
+            Powers::Taimen => (forward, false),
+            Powers::Haimen => (-forward, false),
+        };
+        match self.at(file as i32, rank as i32 + offset) {
+            Some(Some(n)) if (n.black == man.black) == friendly => (n.kind, n.promoted),
+            _ => (man.kind, man.promoted),
+        }
+    }
+
+    /// The squares the piece on (file, rank) reaches (any occupant).
+    fn reach(&self, powers: Powers, file: usize, rank: usize) -> Vec<(usize, usize)> {
+        let man = self.squares[rank][file - 1].unwrap();
+        let (kind, promoted) = self.power(powers, file, rank);
+        let forward = if man.black { -1 } else { 1 };
+        let mut out = Vec::new();
+        for (dx, dy, slides) in steps(kind, promoted) {
+            let (mut f, mut r) = (file as i32, rank as i32);
+            loop {
+                f += dx;
+                r += dy * forward;
+                match self.at(f, r) {
+                    None => break,
+                    Some(occupant) => {
+                        out.push((f as usize, r as usize));
+                        if occupant.is_some() || !slides {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn king(&self, black: bool) -> Option<(usize, usize)> {
+        (0..9)
+            .flat_map(|r| (1..=9).map(move |f| (f, r)))
+            .find(|&(f, r)| {
+                self.squares[r][f - 1]
+                    == Some(Man {
+                        black,
+                        kind: 'K',
+                        promoted: false,
+                    })
+            })
+    }
+
+    fn attacked_by(&self, powers: Powers, black: bool, target: (usize, usize)) -> bool {
+        (0..9).any(|r| {
+            (1..=9).any(|f| {
+                self.squares[r][f - 1].is_some_and(|m| m.black == black)
+                    && self.reach(powers, f, r).contains(&target)
+            })
+        })
+    }
+
+    fn in_check(&self, powers: Powers, black: bool) -> bool {
+        self.king(black)
+            .is_some_and(|k| self.attacked_by(powers, !black, k))
+    }
+
+    /// Ranks (counted from the owner's far side, 0 = last) where an unpromoted piece of this
+    /// kind may not stand.
+    fn dead(powers: Powers, kind: char, ranks_from_far_side: usize) -> bool {
+        match powers {
+            Powers::Annan | Powers::Haimen => false,
+            Powers::Anhoku | Powers::Taimen => {
+                matches!(kind, 'P' | 'L' | 'N') && ranks_from_far_side == 0
+            }
+            Powers::Normal => match kind {
+                'P' | 'L' => ranks_from_far_side == 0,
+                'N' => ranks_from_far_side <= 1,
+                _ => false,
+            },
+        }
+    }
+
+    fn far(black: bool, rank: usize) -> usize {
+        if black {
+            rank
+        } else {
+            8 - rank
+        }
+    }
+
+    fn has_pawn_on_file(&self, black: bool, file: usize, except_rank: Option<usize>) -> bool {
+        (0..9).any(|r| {
+            Some(r) != except_rank
+                && self.squares[r][file - 1]
+                    == Some(Man {
+                        black,
+                        kind: 'P',
+                        promoted: false,
+                    })
+        })
+    }
+
+    /// Every legal move of the side to move, with the board after it, as USI text.
+    fn legal(&self, powers: Powers, drop_mate_ok: bool) -> Vec<(String, Board)> {
+        let us = self.black_to_move;
+        let mut out = Vec::new();
+        let mut keep = |text: String, after: Board| {
+            if !after.in_check(powers, us) {
+                out.push((text, after));
+            }
+        };
+        for rank in 0..9 {
+            for file in 1..=9 {
+                let Some(man) = self.squares[rank][file - 1] else {
+                    continue;
+                };
+                if man.black != us {
+                    continue;
+                }
+                for (tf, tr) in self.reach(powers, file, rank) {
+                    if self.squares[tr][tf - 1].is_some_and(|m| m.black == us) {
+                        continue;
+                    }
+                    let zone = |r: usize| Board::far(us, r) <= 2;
+                    let can_promote = !man.promoted
+                        && matches!(man.kind, 'P' | 'L' | 'N' | 'S' | 'B' | 'R')
+                        && (zone(rank) || zone(tr));
+                    for promote in [false, true] {
+                        if promote && !can_promote {
+                            continue;
+                        }
+                        if !promote
+                            && !man.promoted
+                            && Board::dead(powers, man.kind, Board::far(us, tr))
+                        {
+                            continue;
+                        }
+                        // 二歩 by a pawn's move (a borrowed power can change its file).
+                        if !promote
+                            && man.kind == 'P'
+                            && !man.promoted
+                            && tf != file
+                            && self.has_pawn_on_file(us, tf, None)
+                        {
+                            continue;
+                        }
+                        let mut after = self.clone();
+                        if let Some(taken) = after.squares[tr][tf - 1] {
+                            let k = KINDS.iter().position(|&k| k == taken.kind).unwrap();
+                            after.hands[usize::from(!us)][k] += 1;
+                        }
+                        after.squares[rank][file - 1] = None;
+                        after.squares[tr][tf - 1] = Some(Man {
+                            promoted: man.promoted || promote,
+                            ..man
+                        });
+                        after.black_to_move = !us;
+                        let text = format!(
+                            "{}{}{}",
+                            square_name(file, rank),
+                            square_name(tf, tr),
+                            if promote { "+" } else { "" }
+                        );
+                        keep(text, after);
+                    }
+                }
+            }
+        }
+        for (k, &kind) in KINDS[..7].iter().enumerate() {
+            if self.hands[usize::from(!us)][k] == 0 {
+                continue;
+            }
+            for rank in 0..9 {
+                for file in 1..=9 {
+                    if self.squares[rank][file - 1].is_some()
+                        || Board::dead(powers, kind, Board::far(us, rank))
+                        || (kind == 'P' && self.has_pawn_on_file(us, file, None))
+                    {
+                        continue;
+                    }
+                    let mut after = self.clone();
+                    after.hands[usize::from(!us)][k] -= 1;
+                    after.squares[rank][file - 1] = Some(Man {
+                        black: us,
+                        kind,
+                        promoted: false,
+                    });
+                    after.black_to_move = !us;
+                    if kind == 'P'
+                        && !drop_mate_ok
+                        && !after.in_check(powers, us)
+                        && after.in_check(powers, !us)
+                        && after.legal(powers, drop_mate_ok).is_empty()
+                    {
+                        continue;
+                    }
+                    keep(format!("{kind}*{}", square_name(file, rank)), after);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn moves_of(board: &Board, powers: Powers) -> BTreeSet<String> {
+    board
+        .legal(powers, false)
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect()
+}
+
+#[test]
+fn with_no_condition_it_agrees_with_the_engine() {
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let mut positions = 0;
+    let mut checks = 0;
+    while positions < 2000 {
+        let mut pos = Position::from_sfen(kyozume::shogi::STARTPOS_SFEN).unwrap();
+        for _ in 0..rng.random_range(0..120) {
+            let mut list = MoveList::new();
+            movegen::legal(&pos, &mut list);
+            if list.is_empty() {
+                break;
+            }
+            let m = list.as_slice()[rng.random_range(0..list.len())];
+            pos.do_move(m);
+        }
+        let mut list = MoveList::new();
+        movegen::legal(&pos, &mut list);
+        let engine: BTreeSet<String> = list.iter().map(|m| m.to_string()).collect();
+        let board = parse(&pos.to_sfen());
+        assert_eq!(
+            moves_of(&board, Powers::Normal),
+            engine,
+            "{}",
+            pos.to_sfen()
+        );
+        checks += usize::from(pos.in_check());
+        positions += 1;
+    }
+    assert!(checks >= 20, "{checks} positions in check");
+}
+
+#[test]
+fn under_annan_it_gives_lishogis_counts_with_the_move_nifu_ban() {
+    let path = "tests/data/lishogi_annan_perft.tsv";
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut rows = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let want: usize = f[2].parse().unwrap();
+        let board = parse(f[0]);
+        assert_eq!(board.legal(Powers::Annan, false).len(), want, "{}", f[0]);
+        rows += 1;
+    }
+    assert_eq!(rows, 260);
+}
+
+#[test]
+fn the_worked_examples_of_the_rules() {
+    // rules.md §8: the legal moves of one piece.
+    let cases: [(Powers, &str, &str, &str); 10] = [
+        (
+            Powers::Annan,
+            "3k5/9/9/9/4P4/4R4/9/9/K8 b - 1",
+            "5e",
+            "5e1e 5e2e 5e3e 5e4e 5e5a 5e5a+ 5e5b 5e5b+ 5e5c 5e5c+ 5e5d 5e6e 5e7e 5e8e 5e9e",
+        ),
+        (
+            Powers::Annan,
+            "3k5/9/9/9/4P4/4R4/9/9/K8 b - 1",
+            "5f",
+            "5f1f 5f2f 5f3f 5f4f 5f5g 5f5h 5f5i 5f6f 5f7f 5f8f 5f9f",
+        ),
+        (
+            Powers::Annan,
+            "3k5/9/9/9/4P4/4R4/5P3/9/K8 b - 1",
+            "5e",
+            "5e1e 5e2e 5e3e 5e5a 5e5a+ 5e5b 5e5b+ 5e5c 5e5c+ 5e5d 5e6e 5e7e 5e8e 5e9e",
+        ),
+        (
+            Powers::Annan,
+            "4k4/9/9/6P2/6N2/6R2/9/9/K8 b - 1",
+            "3d",
+            "3d2b 3d2b+ 3d4b 3d4b+",
+        ),
+        (
+            Powers::Annan,
+            "4k4/9/9/6P2/6N2/6R2/9/9/K8 b - 1",
+            "3e",
+            "3e1e 3e2e 3e4e 3e5e 3e6e 3e7e 3e8e 3e9e",
+        ),
+        (
+            Powers::Annan,
+            "4k4/9/9/9/9/9/9/4K4/4G4 b - 1",
+            "5h",
+            "5h4g 5h4h 5h5g 5h6g 5h6h",
+        ),
+        (
+            Powers::Anhoku,
+            "4k4/9/9/6P2/6S2/6N2/9/9/K8 b - 1",
+            "3f",
+            "3f2e 3f2g 3f4e 3f4g",
+        ),
+        (
+            Powers::Taimen,
+            "7r1/7G1/9/9/9/9/9/9/k7K b - 1",
+            "2b",
+            "2b1b 2b2a 2b2c 2b2d 2b2e 2b2f 2b2g 2b2h 2b2i 2b3b 2b4b 2b5b 2b6b 2b7b 2b8b 2b9b",
+        ),
+        (
+            Powers::Taimen,
+            "7r1/7G1/9/9/9/9/9/9/k7K w - 1",
+            "2a",
+            "2a1a 2a1b 2a2b 2a3a 2a3b",
+        ),
+        (Powers::Haimen, "9/9/7P1/7k1/9/9/9/9/K8 w - 1", "2d", "2d2e"),
+    ];
+    for (powers, sfen, from, want) in cases {
+        let got: BTreeSet<String> = moves_of(&parse(sfen), powers)
+            .into_iter()
+            .filter(|m| m.starts_with(from))
+            .collect();
+        let want: BTreeSet<String> = want.split_whitespace().map(str::to_string).collect();
+        assert_eq!(got, want, "{powers:?} {sfen} {from}");
+    }
+    // Drops on an empty file: rank a under 安北/対面 is closed to N, L, P and N*5b is open; under
+    // 安南/背面 all of them drop on rank a; under normal rules a knight needs rank c.
+    let sfen = "k8/9/9/9/9/9/9/9/8K b NLP 1";
+    for (powers, open, closed) in [
+        (Powers::Anhoku, vec!["N*5b"], vec!["N*5a", "L*5a", "P*5a"]),
+        (Powers::Taimen, vec!["N*5b"], vec!["N*5a", "L*5a", "P*5a"]),
+        (Powers::Annan, vec!["P*4a", "L*4a", "N*4a"], vec![]),
+        (Powers::Haimen, vec!["P*4a", "L*4a", "N*4a"], vec![]),
+        (Powers::Normal, vec!["N*5c"], vec!["N*5b", "N*5a"]),
+    ] {
+        let moves = moves_of(&parse(sfen), powers);
+        for m in open {
+            assert!(moves.contains(m), "{powers:?}: {m} missing");
+        }
+        for m in closed {
+            assert!(!moves.contains(m), "{powers:?}: {m} allowed");
+        }
+    }
+    // §9: under 安南 P*7c would mate (the pawn borrows the bishop behind it): illegal unless
+    // pawn-drop mate is allowed.
+    let board = parse("k1G6/9/9/2B6/9/9/9/9/8K b P 1");
+    let find = |ok: bool| {
+        board
+            .legal(Powers::Annan, ok)
+            .into_iter()
+            .any(|(m, _)| m == "P*7c")
+    };
+    assert!(!find(false) && find(true));
+}
+
+#[test]
+fn the_reference_plays_moves_as_the_engine_does() {
+    // The reference's boards after a move match the engine's positions (captured pieces to the
+    // hand, promotion, the side to move), over 500 random plies.
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut pos = Position::from_sfen(kyozume::shogi::STARTPOS_SFEN).unwrap();
+    for _ in 0..500 {
+        let board = parse(&pos.to_sfen());
+        let moves = board.legal(Powers::Normal, false);
+        if moves.is_empty() {
+            pos = Position::from_sfen(kyozume::shogi::STARTPOS_SFEN).unwrap();
+            continue;
+        }
+        let (text, after) = &moves[rng.random_range(0..moves.len())];
+        pos.do_move(pos.parse_move(text).unwrap());
+        let engine = parse(&pos.to_sfen());
+        assert_eq!(engine.squares, after.squares, "{text}");
+        assert_eq!(engine.hands, after.hands, "{text}");
+        assert_eq!(engine.black_to_move, after.black_to_move);
+    }
+}
