@@ -525,3 +525,131 @@ fn the_reference_plays_moves_as_the_engine_does() {
         assert_eq!(engine.black_to_move, after.black_to_move);
     }
 }
+
+/// A sparse random position around the defender's king, pawns in the mover's hand; None if the
+/// engine does not take it.
+fn random_sparse(rng: &mut ChaCha8Rng) -> Option<Position> {
+    let mut squares = [['.'; 9]; 9];
+    let waiting = rng.random_bool(0.7);
+    let rank = if waiting { 0 } else { rng.random_range(0..4) };
+    let king = (rank, rng.random_range(0..9));
+    squares[king.0][king.1] = 'k';
+    if waiting {
+        // A pawn-drop mate in waiting: a gold two squares in front of the king guards the
+        // square between, and the king's side squares are often its own lance or knight.
+        squares[king.0 + 2][king.1] = 'G';
+        for f in [king.1.wrapping_sub(1), king.1 + 1] {
+            if f < 9 && rng.random_bool(0.7) {
+                squares[king.0][f] = ['l', 'n'][rng.random_range(0..2)];
+            }
+        }
+    }
+    let own_king = (rng.random_range(5..9), rng.random_range(0..9));
+    squares[own_king.0][own_king.1] = 'K';
+    for _ in 0..rng.random_range(1..7) {
+        let r = king.0 as i32 + rng.random_range(-2..=3);
+        let f = king.1 as i32 + rng.random_range(-2..=2);
+        if !(0..9).contains(&r) || !(0..9).contains(&f) || squares[r as usize][f as usize] != '.' {
+            continue;
+        }
+        let kind = ['P', 'L', 'N', 'S', 'G', 'B', 'R'][rng.random_range(0..7)];
+        squares[r as usize][f as usize] = if rng.random_bool(0.6) {
+            kind
+        } else {
+            kind.to_ascii_lowercase()
+        };
+    }
+    let board: Vec<String> = squares
+        .iter()
+        .map(|row| {
+            let mut s = String::new();
+            let mut empty = 0;
+            for &c in row {
+                if c == '.' {
+                    empty += 1;
+                } else {
+                    if empty > 0 {
+                        s.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    s.push(c);
+                }
+            }
+            if empty > 0 {
+                s.push_str(&empty.to_string());
+            }
+            s
+        })
+        .collect();
+    let hand = ["P", "PG", "2P", "PS", "Pp"][rng.random_range(0..5)];
+    Position::from_sfen(&format!("{} b {hand} 1", board.join("/"))).ok()
+}
+
+#[test]
+fn pawn_drop_mate_allowed_in_the_engine_agrees_with_the_reference() {
+    use kyozume::shogi::conditions::{PawnDropMateAllowed, Plain};
+    let mut rng = ChaCha8Rng::seed_from_u64(411);
+    let (mut positions, mut drop_mates, mut mated) = (0, 0, 0);
+    for _ in 0..700 {
+        let Some(root) = random_sparse(&mut rng) else {
+            continue;
+        };
+        // The root, and each position after one of its moves (the defender to move, often in
+        // check, with its own pawn drops).
+        let mut list = MoveList::new();
+        movegen::legal_under::<PawnDropMateAllowed>(&root, &mut list);
+        let mut cases = vec![root.clone()];
+        let pawn_drops = list.iter().filter(|m| m.to_string().starts_with("P*"));
+        for &m in pawn_drops.chain(list.iter().take(4)) {
+            let mut next = root.clone();
+            next.do_move(m);
+            cases.push(next);
+        }
+        for pos in cases {
+            let board = parse(&pos.to_sfen());
+            let reference: BTreeSet<String> = board
+                .legal(Powers::Normal, true)
+                .into_iter()
+                .map(|(m, _)| m)
+                .collect();
+            let mut list = MoveList::new();
+            movegen::legal_under::<PawnDropMateAllowed>(&pos, &mut list);
+            let engine: BTreeSet<String> = list.iter().map(|m| m.to_string()).collect();
+            assert_eq!(engine, reference, "{}", pos.to_sfen());
+            // Checks: the moves after which the opponent is in check.
+            let reference_checks: BTreeSet<String> = board
+                .legal(Powers::Normal, true)
+                .into_iter()
+                .filter(|(_, after)| after.in_check(Powers::Normal, after.black_to_move))
+                .map(|(m, _)| m)
+                .collect();
+            let mut list = MoveList::new();
+            movegen::checks_under::<PawnDropMateAllowed>(&pos, &mut list);
+            let engine_checks: BTreeSet<String> = list.iter().map(|m| m.to_string()).collect();
+            assert_eq!(engine_checks, reference_checks, "checks {}", pos.to_sfen());
+            // Mate: in check and no move.
+            let reference_mated =
+                board.in_check(Powers::Normal, board.black_to_move) && reference.is_empty();
+            assert_eq!(
+                movegen::is_checkmate_under::<PawnDropMateAllowed>(&pos),
+                reference_mated,
+                "{}",
+                pos.to_sfen()
+            );
+            // What the condition changes: pawn drops that mate, legal only under it.
+            let plain = moves_of(&board, Powers::Normal);
+            drop_mates += reference.difference(&plain).count();
+            mated += usize::from(reference_mated);
+            let mut list = MoveList::new();
+            movegen::legal_under::<Plain>(&pos, &mut list);
+            assert_eq!(list.len(), plain.len(), "{}", pos.to_sfen());
+            positions += 1;
+        }
+    }
+    eprintln!("{positions} positions, {drop_mates} drop mates, {mated} mated");
+    assert!(positions >= 2000, "{positions} positions");
+    assert!(
+        drop_mates >= 20 && mated >= 20,
+        "{drop_mates} drop mates, {mated} mated"
+    );
+}

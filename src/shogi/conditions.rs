@@ -12,8 +12,6 @@
 //! This module holds what the conditions are and how composers name them; the move generator
 //! and the search take them from [`Conditions`].
 
-use super::movegen::MoveList;
-use super::{Move, Position};
 use std::fmt;
 
 /// Where a piece's power comes from.
@@ -52,6 +50,27 @@ pub enum Captures {
     Greedy,
     /// 禁欲: no capture while another move is allowed.
     Ascetic,
+}
+
+/// The rules the move generator follows, as a type: the generator is compiled once for each,
+/// so normal shogi's ([`Plain`]) is exactly the code it would be without conditions.
+pub trait Rules {
+    /// Whether a pawn drop may mate (打歩詰可).
+    const PAWN_DROP_MATE: PawnDropMate;
+}
+
+/// Normal shogi.
+pub struct Plain;
+
+impl Rules for Plain {
+    const PAWN_DROP_MATE: PawnDropMate = PawnDropMate::Illegal;
+}
+
+/// 打歩詰可: a pawn drop may mate.
+pub struct PawnDropMateAllowed;
+
+impl Rules for PawnDropMateAllowed {
+    const PAWN_DROP_MATE: PawnDropMate = PawnDropMate::Allowed;
 }
 
 /// The conditions in force (the default: none, normal shogi).
@@ -259,29 +278,6 @@ impl Captures {
     }
 }
 
-impl Captures {
-    /// Narrows `moves`, the moves the side to move in `pos` may otherwise play (for the
-    /// attacker its checks, for the defender its legal moves), to those this rule allows: under
-    /// 強欲 the captures if there are any, under 禁欲 the other moves if there are any. Never
-    /// empties a list that was not empty, so a mate is decided as without the rule.
-    pub fn filter(self, pos: &Position, moves: &mut MoveList) {
-        let is_capture = |m: Move| !m.is_drop() && pos.piece_at(m.to()).is_some();
-        match self {
-            Captures::Free => {}
-            Captures::Greedy => {
-                if moves.iter().any(|&m| is_capture(m)) {
-                    moves.retain(is_capture);
-                }
-            }
-            Captures::Ascetic => {
-                if moves.iter().any(|&m| !is_capture(m)) {
-                    moves.retain(|m| !is_capture(m));
-                }
-            }
-        }
-    }
-}
-
 impl std::str::FromStr for Captures {
     type Err = ConditionsError;
 
@@ -362,33 +358,6 @@ mod tests {
             Conditions::parse_prefix("強欲禁欲ばか詰"),
             Err(ConditionsError::Exclusive { .. })
         ));
-    }
-
-    #[test]
-    fn greed_keeps_the_captures_and_asceticism_the_others() {
-        use crate::shogi::movegen;
-        // rules.md §9: after G*5e the king must take the gold under 強欲.
-        let mut pos = Position::from_sfen("9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1").unwrap();
-        pos.do_move(pos.parse_move("G*5e").unwrap());
-        let mut all = MoveList::new();
-        movegen::legal(&pos, &mut all);
-        let capture = pos.parse_move("5d5e").unwrap();
-        assert!(all.len() > 1 && all.as_slice().contains(&capture));
-        let mut greedy = all.clone();
-        Captures::Greedy.filter(&pos, &mut greedy);
-        assert_eq!(greedy.as_slice(), [capture]);
-        let mut ascetic = all.clone();
-        Captures::Ascetic.filter(&pos, &mut ascetic);
-        assert_eq!(ascetic.len(), all.len() - 1);
-        assert!(!ascetic.as_slice().contains(&capture));
-        let mut free = all.clone();
-        Captures::Free.filter(&pos, &mut free);
-        assert_eq!(free.as_slice(), all.as_slice());
-        // Only captures: 禁欲 keeps them all (a list is never emptied).
-        let mut only = MoveList::new();
-        only.push(capture);
-        Captures::Ascetic.filter(&pos, &mut only);
-        assert_eq!(only.as_slice(), [capture]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::attacks::*;
 use super::bitboard::Bitboard;
+use super::conditions::{Captures, PawnDropMate, Plain, Rules};
 use super::position::{CheckInfo, Position};
 use super::types::{Color, Move, PieceType, Square};
 
@@ -206,7 +207,7 @@ fn pawn_files(pos: &Position, us: Color) -> Bitboard {
 
 /// Drops of every kind in hand onto the empty squares of `targets(kind)`.
 #[inline]
-fn push_drops(
+fn push_drops<R: Rules>(
     pos: &Position,
     ctx: &Ctx,
     targets: impl Fn(PieceType) -> Bitboard,
@@ -226,7 +227,10 @@ fn push_drops(
             dests &= !pawn_files(pos, us);
         }
         for to in dests {
-            if kind == PieceType::Pawn && is_pawn_drop_mate(pos, us, to) {
+            if kind == PieceType::Pawn
+                && R::PAWN_DROP_MATE == PawnDropMate::Illegal
+                && is_pawn_drop_mate(pos, us, to)
+            {
                 continue;
             }
             list.push(Move::drop(kind, to));
@@ -265,8 +269,13 @@ pub fn is_pawn_drop_mate(pos: &Position, us: Color, to: Square) -> bool {
 
 /// All legal moves.
 pub fn legal(pos: &Position, list: &mut MoveList) {
+    legal_under::<Plain>(pos, list)
+}
+
+/// All legal moves under the rules `R`.
+pub fn legal_under<R: Rules>(pos: &Position, list: &mut MoveList) {
     if pos.in_check() {
-        evasions(pos, list);
+        evasions_under::<R>(pos, list);
         return;
     }
     let ctx = Ctx::new(pos);
@@ -274,11 +283,16 @@ pub fn legal(pos: &Position, list: &mut MoveList) {
     if let Some(k) = ctx.king {
         push_king_moves(pos, &ctx, k, Bitboard::ALL, list);
     }
-    push_drops(pos, &ctx, |_| Bitboard::ALL, list);
+    push_drops::<R>(pos, &ctx, |_| Bitboard::ALL, list);
 }
 
 /// All legal moves when the side to move is in check.
 pub fn evasions(pos: &Position, list: &mut MoveList) {
+    evasions_under::<Plain>(pos, list)
+}
+
+/// All legal moves under the rules `R` when the side to move is in check.
+pub fn evasions_under<R: Rules>(pos: &Position, list: &mut MoveList) {
     debug_assert!(pos.in_check());
     let ctx = Ctx::new(pos);
     let king = ctx.king.expect("in check implies a king");
@@ -290,7 +304,7 @@ pub fn evasions(pos: &Position, list: &mut MoveList) {
     let checker = checkers.lsb();
     let block = between(king, checker);
     push_piece_moves(pos, &ctx, block | checkers, list);
-    push_drops(pos, &ctx, |_| block, list);
+    push_drops::<R>(pos, &ctx, |_| block, list);
 }
 
 /// Where the opponent's king could still run, for a quick "can this check mate?" filter: up to
@@ -365,6 +379,11 @@ impl KingFlights {
 
 /// True when the side to move, in check, has at least one legal move; stops at the first.
 pub fn has_evasion(pos: &Position) -> bool {
+    has_evasion_under::<Plain>(pos)
+}
+
+/// True when the side to move, in check, has at least one legal move under the rules `R`.
+pub fn has_evasion_under<R: Rules>(pos: &Position) -> bool {
     debug_assert!(pos.in_check());
     let us = pos.side_to_move();
     let them = !us;
@@ -409,7 +428,11 @@ pub fn has_evasion(pos: &Position) -> bool {
                 dests &= !pawn_files(pos, us);
                 // A pawn interposed between king and checker never checks the checker's king
                 // unless adjacent to it; test precisely.
-                if dests.iter().any(|to| !is_pawn_drop_mate(pos, us, to)) {
+                let mate_allowed = R::PAWN_DROP_MATE == PawnDropMate::Allowed;
+                if dests
+                    .iter()
+                    .any(|to| mate_allowed || !is_pawn_drop_mate(pos, us, to))
+                {
                     return true;
                 }
             } else if dests.is_nonempty() {
@@ -422,7 +445,12 @@ pub fn has_evasion(pos: &Position) -> bool {
 
 /// True when the side to move is checkmated.
 pub fn is_checkmate(pos: &Position) -> bool {
-    pos.in_check() && !has_evasion(pos)
+    is_checkmate_under::<Plain>(pos)
+}
+
+/// True when the side to move is checkmated under the rules `R`.
+pub fn is_checkmate_under<R: Rules>(pos: &Position) -> bool {
+    pos.in_check() && !has_evasion_under::<R>(pos)
 }
 
 /// Does `m` (legal in `pos`) give check? `ci` must be `pos.check_info()`.
@@ -495,6 +523,11 @@ fn push_checks_of(
 
 /// All legal moves that give check to the opponent's king (none if there is no such king).
 pub fn checks(pos: &Position, list: &mut MoveList) {
+    checks_under::<Plain>(pos, list)
+}
+
+/// All legal moves under the rules `R` that give check to the opponent's king.
+pub fn checks_under<R: Rules>(pos: &Position, list: &mut MoveList) {
     // Bound by reference: moving the 272-byte value out of the `Option` was a `memcpy` call
     // on every generation (2% of a breadth-first pass).
     let check_info = pos.check_info();
@@ -505,7 +538,7 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
         // Rare in helpmates (the defender's last move checked the attacker's king): answer the
         // check and keep the answers that check back.
         let mut all = MoveList::new();
-        evasions(pos, &mut all);
+        evasions_under::<R>(pos, &mut all);
         for &m in all.iter() {
             if gives_check_with(pos, ci, m) {
                 list.push(m);
@@ -536,7 +569,28 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
             push_king_moves(pos, &ctx, k, !line(ci.king, k), list);
         }
     }
-    push_drops(pos, &ctx, |kind| ci.squares[kind.index()], list);
+    push_drops::<R>(pos, &ctx, |kind| ci.squares[kind.index()], list);
+}
+
+/// Narrows `moves`, the moves the side to move in `pos` may otherwise play (for the attacker its
+/// checks, for the defender its legal moves), to those `captures` allows: under 強欲 the
+/// captures if there are any, under 禁欲 the other moves if there are any. Never empties a list
+/// that was not empty, so a mate is decided as without the rule.
+pub fn keep_allowed_captures(pos: &Position, captures: Captures, moves: &mut MoveList) {
+    let is_capture = |m: Move| !m.is_drop() && pos.piece_at(m.to()).is_some();
+    match captures {
+        Captures::Free => {}
+        Captures::Greedy => {
+            if moves.iter().any(|&m| is_capture(m)) {
+                moves.retain(is_capture);
+            }
+        }
+        Captures::Ascetic => {
+            if moves.iter().any(|&m| !is_capture(m)) {
+                moves.retain(|m| !is_capture(m));
+            }
+        }
+    }
 }
 
 /// Full legality test of an arbitrary move (for input; not for the search's hot path).
@@ -544,4 +598,35 @@ pub fn is_legal_move(pos: &Position, m: Move) -> bool {
     let mut list = MoveList::new();
     legal(pos, &mut list);
     list.contains(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greed_keeps_the_captures_and_asceticism_the_others() {
+        // rules.md §9: after G*5e the king must take the gold under 強欲.
+        let mut pos = Position::from_sfen("9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1").unwrap();
+        pos.do_move(pos.parse_move("G*5e").unwrap());
+        let mut all = MoveList::new();
+        legal(&pos, &mut all);
+        let capture = pos.parse_move("5d5e").unwrap();
+        assert!(all.len() > 1 && all.as_slice().contains(&capture));
+        let mut greedy = all.clone();
+        keep_allowed_captures(&pos, Captures::Greedy, &mut greedy);
+        assert_eq!(greedy.as_slice(), [capture]);
+        let mut ascetic = all.clone();
+        keep_allowed_captures(&pos, Captures::Ascetic, &mut ascetic);
+        assert_eq!(ascetic.len(), all.len() - 1);
+        assert!(!ascetic.as_slice().contains(&capture));
+        let mut free = all.clone();
+        keep_allowed_captures(&pos, Captures::Free, &mut free);
+        assert_eq!(free.as_slice(), all.as_slice());
+        // Only captures: 禁欲 keeps them all (a list is never emptied).
+        let mut only = MoveList::new();
+        only.push(capture);
+        keep_allowed_captures(&pos, Captures::Ascetic, &mut only);
+        assert_eq!(only.as_slice(), [capture]);
+    }
 }
