@@ -527,7 +527,7 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 let attacker = solver.last_attacker().unwrap_or(position.side_to_move());
                 let problem = (attacker, solver.last_stipulation());
                 let report = solver.probe(&position, problem, PROBE_TIME, &shared.quitting);
-                for l in probe_lines(&position, &report) {
+                for l in probe_lines(&position, &report, problem.1) {
                     out.line(&format!("info string {l}"));
                 }
             }
@@ -589,7 +589,17 @@ const PROBE_TIME: Duration = Duration::from_secs(2);
 
 /// A probe report as text lines, each starting `probe: ` (USI puts them in `info string`, the
 /// command line prints them as they are).
-pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
+pub fn probe_lines(
+    pos: &Position,
+    report: &ProbeReport,
+    stipulation: crate::shogi::Stipulation,
+) -> Vec<String> {
+    // What a solution is called: "helpmate" under plain ばか詰, else "HS# solution", ...
+    let noun = if stipulation == crate::shogi::Stipulation::HELPMATE {
+        "helpmate".to_string()
+    } else {
+        format!("{} solution", stipulation.code())
+    };
     let role = match report.role {
         Role::Attacker => "attacker to move",
         Role::Defender => "defender to move, in check",
@@ -599,16 +609,16 @@ pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
     let entry = |e: TableEntry| {
         match e {
         TableEntry::Unknown => "unknown".to_string(),
-        TableEntry::NoMateAtAll => "no helpmate at any length".to_string(),
+        TableEntry::NoMateAtAll => format!("no {noun} at any length"),
         TableEntry::NoMateShorterThan {
             plies,
             conditional: false,
-        } => format!("no helpmate shorter than {plies} plies"),
+        } => format!("no {noun} shorter than {plies} plies"),
         TableEntry::NoMateShorterThan {
             plies,
             conditional: true,
         } => format!(
-            "no helpmate shorter than {plies} plies, conditional on a repetition in the last iteration"
+            "no {noun} shorter than {plies} plies, conditional on a repetition in the last iteration"
         ),
     }
     };
@@ -649,16 +659,16 @@ pub fn probe_lines(pos: &Position, report: &ProbeReport) -> Vec<String> {
     lines.push(match &report.line {
         ProbeLine::Mate(line) if line.is_empty() => "probe: checkmate".to_string(),
         ProbeLine::Mate(line) => format!(
-            "probe: shortest helpmate {} plies: {}",
+            "probe: shortest {noun} {} plies: {}",
             line.len(),
             moves_text(line)
         ),
         ProbeLine::NoMate if report.role == Role::Outside => {
             "probe: not a helpmate position (the defender is to move and not in check)".to_string()
         }
-        ProbeLine::NoMate => "probe: no helpmate at any length".to_string(),
+        ProbeLine::NoMate => format!("probe: no {noun} at any length"),
         ProbeLine::Unknown { lower_bound } => format!(
-            "probe: no helpmate shorter than {lower_bound} plies; the search ended before an answer"
+            "probe: no {noun} shorter than {lower_bound} plies; the search ended before an answer"
         ),
     });
     lines

@@ -241,7 +241,7 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
         if let Some(target) = &target {
             let problem = (stipulation.attacker(position.side_to_move()), stipulation);
             let probed = solver.probe(target, problem, PROBE_TIME, &stop);
-            report.probe = Some(crate::usi::probe_lines(target, &probed));
+            report.probe = Some(crate::usi::probe_lines(target, &probed, stipulation));
         }
         report
     });
