@@ -149,6 +149,10 @@ enum Command {
         /// Play every last-ply move instead of counting generated moves.
         #[arg(long)]
         no_bulk: bool,
+        /// Fairy conditions as composers write them: 打歩詰可, 強欲, 禁欲 (安南, 安北, 対面 and 背面
+        /// are not in the move generator yet).
+        #[arg(long, value_name = "TEXT")]
+        rules: Option<String>,
     },
 }
 
@@ -355,7 +359,14 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             sfen,
             divide: per_move,
             no_bulk,
-        }) => run_perft(*depth, sfen.as_deref(), *per_move, !no_bulk),
+            rules,
+        }) => run_perft(
+            *depth,
+            sfen.as_deref(),
+            *per_move,
+            !no_bulk,
+            rules.as_deref(),
+        ),
     }
 }
 
@@ -364,7 +375,33 @@ fn run_perft(
     sfen: Option<&str>,
     per_move: bool,
     bulk: bool,
+    rules: Option<&str>,
 ) -> Result<ExitCode, ExitCode> {
+    use kyozume::shogi::conditions::{
+        Conditions, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain,
+    };
+    use kyozume::shogi::perft::{divide_under, perft_under};
+    let conditions = match rules.map(Conditions::parse_prefix) {
+        None => Conditions::NONE,
+        Some(Ok((c, ""))) if c.piece_moves == PieceMoves::Normal => c,
+        Some(Ok((c, ""))) => {
+            eprintln!(
+                "kyozume perft: {} is not in the move generator yet (打歩詰可, 強欲 and 禁欲 are)",
+                c.japanese()
+            );
+            return Err(ExitCode::from(2));
+        }
+        Some(Ok((_, rest))) => {
+            eprintln!("kyozume perft: --rules: '{rest}' is not a condition");
+            return Err(ExitCode::from(2));
+        }
+        Some(Err(e)) => {
+            eprintln!("kyozume perft: --rules: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    let captures = conditions.captures;
+    let drop_mate = conditions.pawn_drop_mate == PawnDropMate::Allowed;
     let mut pos = match sfen {
         None => Position::startpos(),
         Some(s) => Position::from_sfen(s).map_err(|e| {
@@ -375,11 +412,21 @@ fn run_perft(
     let start = Instant::now();
     let mut text = String::new();
     let nodes = if per_move && depth > 0 {
-        let parts = divide(&mut pos, depth, bulk);
+        let parts = if drop_mate {
+            divide_under::<PawnDropMateAllowed>(&mut pos, depth, bulk, captures)
+        } else if captures != kyozume::shogi::conditions::Captures::Free {
+            divide_under::<Plain>(&mut pos, depth, bulk, captures)
+        } else {
+            divide(&mut pos, depth, bulk)
+        };
         for (m, n) in &parts {
             text += &format!("{m}: {n}\n");
         }
         parts.iter().map(|(_, n)| n).sum()
+    } else if drop_mate {
+        perft_under::<PawnDropMateAllowed>(&mut pos, depth, bulk, captures)
+    } else if captures != kyozume::shogi::conditions::Captures::Free {
+        perft_under::<Plain>(&mut pos, depth, bulk, captures)
     } else {
         perft(&mut pos, depth, bulk)
     };

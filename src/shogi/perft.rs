@@ -1,5 +1,6 @@
 //! Perft: counting the leaf nodes of the legal-move tree, the standard test of a move generator.
 
+use super::conditions::{Captures, Plain, Rules};
 use super::movegen::{self, MoveList};
 use super::position::Position;
 use super::types::Move;
@@ -7,18 +8,47 @@ use super::types::Move;
 /// Leaf count at `depth`. With `bulk`, the last ply counts generated moves instead of playing
 /// them (same result, faster).
 pub fn perft(pos: &mut Position, depth: u32, bulk: bool) -> u64 {
+    perft_under::<Plain>(pos, depth, bulk, Captures::Free)
+}
+
+/// Leaf count at `depth` under the rules `R` and the captures rule `captures` (強欲 and 禁欲
+/// narrow each side's legal moves; there is no check obligation in perft).
+pub fn perft_under<R: Rules>(
+    pos: &mut Position,
+    depth: u32,
+    bulk: bool,
+    captures: Captures,
+) -> u64 {
+    if captures == Captures::Free {
+        count::<R, false>(pos, depth, bulk, captures)
+    } else {
+        count::<R, true>(pos, depth, bulk, captures)
+    }
+}
+
+/// The count itself; `FILTER` is false when captures are free, so that normal shogi's perft
+/// has no test of the captures rule at any node.
+fn count<R: Rules, const FILTER: bool>(
+    pos: &mut Position,
+    depth: u32,
+    bulk: bool,
+    captures: Captures,
+) -> u64 {
     if depth == 0 {
         return 1;
     }
     let mut list = MoveList::new();
-    movegen::legal(pos, &mut list);
+    movegen::legal_under::<R>(pos, &mut list);
+    if FILTER {
+        movegen::keep_allowed_captures(pos, captures, &mut list);
+    }
     if bulk && depth == 1 {
         return list.len() as u64;
     }
     let mut nodes = 0;
     for &m in list.iter() {
         pos.do_move(m);
-        nodes += perft(pos, depth - 1, bulk);
+        nodes += count::<R, FILTER>(pos, depth - 1, bulk, captures);
         pos.undo_move(m);
     }
     nodes
@@ -26,12 +56,25 @@ pub fn perft(pos: &mut Position, depth: u32, bulk: bool) -> u64 {
 
 /// Per-root-move leaf counts (`depth >= 1`), in generation order.
 pub fn divide(pos: &mut Position, depth: u32, bulk: bool) -> Vec<(Move, u64)> {
+    divide_under::<Plain>(pos, depth, bulk, Captures::Free)
+}
+
+/// [`divide`] under the rules `R` and `captures` (see [`perft_under`]).
+pub fn divide_under<R: Rules>(
+    pos: &mut Position,
+    depth: u32,
+    bulk: bool,
+    captures: Captures,
+) -> Vec<(Move, u64)> {
     let mut list = MoveList::new();
-    movegen::legal(pos, &mut list);
+    movegen::legal_under::<R>(pos, &mut list);
+    if captures != Captures::Free {
+        movegen::keep_allowed_captures(pos, captures, &mut list);
+    }
     list.iter()
         .map(|&m| {
             pos.do_move(m);
-            let n = perft(pos, depth.saturating_sub(1), bulk);
+            let n = perft_under::<R>(pos, depth.saturating_sub(1), bulk, captures);
             pos.undo_move(m);
             (m, n)
         })
