@@ -769,3 +769,135 @@ fn perft_on_the_command_line_takes_the_conditions_it_knows() {
         );
     }
 }
+
+/// The rules a reference solve follows.
+#[derive(Clone, Copy)]
+struct Fairy {
+    powers: Powers,
+    drop_mate_ok: bool,
+    /// 強欲 `Some(true)`, 禁欲 `Some(false)`.
+    greedy: Option<bool>,
+}
+
+impl Fairy {
+    /// The moves the side to move may play (the attacker's checks only), after the captures
+    /// rule, each with the board after it.
+    fn moves(self, board: &Board, attacker: bool) -> Vec<(String, Board)> {
+        let mut moves = board.legal(self.powers, self.drop_mate_ok);
+        if attacker {
+            moves.retain(|(_, after)| after.in_check(self.powers, after.black_to_move));
+        }
+        if let Some(greedy) = self.greedy {
+            let is_capture = |(m, _): &(String, Board)| {
+                let b = m.as_bytes();
+                !m.contains('*')
+                    && board.squares[(b[3] - b'a') as usize][(b[2] - b'0') as usize - 1].is_some()
+            };
+            if moves.iter().any(|m| is_capture(m) == greedy) {
+                moves.retain(|m| is_capture(m) == greedy);
+            }
+        }
+        moves
+    }
+
+    /// Every H# line of exactly `plies` plies from `board` (the side to move attacking).
+    fn helpmates(self, board: &Board, plies: u32, attacker: bool) -> Vec<Vec<String>> {
+        let mut lines = Vec::new();
+        for (m, after) in self.moves(board, attacker) {
+            if plies == 1 {
+                let mated = after.in_check(self.powers, after.black_to_move)
+                    && after.legal(self.powers, self.drop_mate_ok).is_empty();
+                if attacker && mated {
+                    lines.push(vec![m]);
+                }
+            } else {
+                for mut rest in self.helpmates(&after, plies - 1, !attacker) {
+                    rest.insert(0, m.clone());
+                    lines.push(rest);
+                }
+            }
+        }
+        lines
+    }
+}
+
+#[test]
+fn the_worked_helpmates_of_the_rules() {
+    // rules.md §9: (rules, SFEN, shortest within 3 plies, its lines).
+    let plain = Fairy {
+        powers: Powers::Normal,
+        drop_mate_ok: false,
+        greedy: None,
+    };
+    let with = |powers| Fairy { powers, ..plain };
+    let cases: [(Fairy, &str, Option<u32>, &[&str]); 8] = [
+        (
+            with(Powers::Annan),
+            "k1G6/9/9/2B6/9/9/9/9/8K b P 1",
+            None,
+            &[],
+        ),
+        (
+            Fairy {
+                drop_mate_ok: true,
+                ..with(Powers::Annan)
+            },
+            "k1G6/9/9/2B6/9/9/9/9/8K b P 1",
+            Some(1),
+            &["P*7c"],
+        ),
+        (plain, "7nk/9/7G1/9/9/9/9/9/K8 b P 1", None, &[]),
+        (
+            Fairy {
+                drop_mate_ok: true,
+                ..plain
+            },
+            "7nk/9/7G1/9/9/9/9/9/K8 b P 1",
+            Some(1),
+            &["P*1b"],
+        ),
+        (
+            with(Powers::Anhoku),
+            "8k/9/8P/7N1/9/9/9/9/K8 b G 1",
+            Some(1),
+            &["1c1b+", "2d1b+", "G*1b"],
+        ),
+        (
+            with(Powers::Taimen),
+            "8k/9/9/9/9/9/9/9/K8 b GS 1",
+            Some(3),
+            &["S*1b 1a2b G*2c", "S*2b 1a1b G*1c"],
+        ),
+        (
+            with(Powers::Haimen),
+            "7k1/9/6P2/9/9/9/9/9/K8 b G 1",
+            Some(3),
+            &["3c3b+ 2a1a G*2b"],
+        ),
+        (
+            Fairy {
+                greedy: Some(true),
+                ..plain
+            },
+            "9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1",
+            Some(3),
+            &["G*4d 5d6c 2e5b+"],
+        ),
+    ];
+    for (rules, sfen, shortest, want) in cases {
+        let board = parse(sfen);
+        let found = [1, 3].into_iter().find_map(|n| {
+            let lines = rules.helpmates(&board, n, true);
+            (!lines.is_empty()).then_some((n, lines))
+        });
+        assert_eq!(found.as_ref().map(|f| f.0), shortest, "{sfen}");
+        let got: BTreeSet<String> = found
+            .map(|(_, lines)| lines.iter().map(|l| l.join(" ")).collect())
+            .unwrap_or_default();
+        let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(got, want, "{sfen}");
+    }
+    // Plain rules give the 強欲 problem three lines: after G*5e the king may also step away.
+    let board = parse("9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1");
+    assert_eq!(plain.helpmates(&board, 3, true).len(), 3);
+}
