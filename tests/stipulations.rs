@@ -241,8 +241,9 @@ fn random_position(rng: &mut ChaCha8Rng, to_move: Color, mated: Color) -> Option
     Position::from_sfen(&format!("{sfen} {side} {hand} 1")).ok()
 }
 
-/// Whether some check by the side to move has a reply that checks back.
-fn check_then_check(root: &Position) -> bool {
+/// Whether some check by the side to move leads to a position where `found` holds (checks
+/// taken from the legal moves, as the reference does).
+fn some_check_leads_to(root: &Position, found: impl Fn(&Position) -> bool) -> bool {
     let mut pos = root.clone();
     let mut moves = MoveList::new();
     movegen::legal(&pos, &mut moves);
@@ -251,28 +252,24 @@ fn check_then_check(root: &Position) -> bool {
             return false;
         }
         pos.do_move(m);
-        let mut replies = MoveList::new();
-        movegen::legal(&pos, &mut replies);
-        let found = replies.iter().any(|&r| movegen::gives_check(&pos, r));
+        let hit = found(&pos);
         pos.undo_move(m);
-        found
+        hit
+    })
+}
+
+/// Whether some check by the side to move has a reply that checks back.
+fn check_then_check(root: &Position) -> bool {
+    some_check_leads_to(root, |pos| {
+        let mut replies = MoveList::new();
+        movegen::legal(pos, &mut replies);
+        replies.iter().any(|&r| movegen::gives_check(pos, r))
     })
 }
 
 /// Whether some check by the side to move mates at once.
 fn mates_at_once(root: &Position) -> bool {
-    let mut pos = root.clone();
-    let mut moves = MoveList::new();
-    movegen::legal(&pos, &mut moves);
-    moves.iter().any(|&m| {
-        if !movegen::gives_check(&pos, m) {
-            return false;
-        }
-        pos.do_move(m);
-        let mate = movegen::is_checkmate(&pos);
-        pos.undo_move(m);
-        mate
-    })
+    some_check_leads_to(root, movegen::is_checkmate)
 }
 
 /// The engine's answer within `max` plies: the length and count, None if none is that short.

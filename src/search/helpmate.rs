@@ -522,23 +522,12 @@ impl<'a> Iteration<'a> {
         // repetition test is needed here. Checks that leave the king a flight square are not
         // played.
         let flights = movegen::KingFlights::of(self.pos);
-        for i in 0..self.buf.moves.len() {
-            let m = self.buf.moves[i];
-            if !flights.may_be_covered_by(self.pos, m) {
-                continue;
-            }
-            self.pos.do_move(m);
-            self.nodes += 1;
-            let mate = !movegen::has_evasion(self.pos);
-            if mate {
-                self.buf.line.push(m);
-                self.record_mate();
-                self.buf.line.pop();
-            }
-            self.pos.undo_move(m);
-            if mate {
-                return NodeResult::fact(1);
-            }
+        // (After a check the defender is in check: mated when it has no evasion.)
+        if self.mate_among_moves(
+            |pos, m| flights.may_be_covered_by(pos, m),
+            |pos| !movegen::has_evasion(pos),
+        ) {
+            return NodeResult::fact(1);
         }
         // Every check leaves an evasion, so a mate needs at least 1 + 2 more plies.
         self.tt.store_fact(key, 3, single);
@@ -557,11 +546,31 @@ impl<'a> Iteration<'a> {
             self.tt.store_fact(key, NEVER, None);
             return NodeResult::fact(NEVER);
         }
+        // Only a reply that checks can mate.
+        if self.mate_among_moves(movegen::gives_check, movegen::is_checkmate) {
+            return NodeResult::fact(1);
+        }
+        // No move mates: the goal needs at least this move, a check and a mating move.
+        self.tt.store_fact(key, 3, single);
+        NodeResult::fact(3)
+    }
+
+    /// Plays the moves of `buf.moves` that `may_mate` lets through until one leaves the side to
+    /// move `mated`; then records its line and returns true.
+    #[inline(always)]
+    fn mate_among_moves(
+        &mut self,
+        may_mate: impl Fn(&Position, Move) -> bool,
+        mated: impl Fn(&Position) -> bool,
+    ) -> bool {
         for i in 0..self.buf.moves.len() {
             let m = self.buf.moves[i];
+            if !may_mate(self.pos, m) {
+                continue;
+            }
             self.pos.do_move(m);
             self.nodes += 1;
-            let mate = movegen::is_checkmate(self.pos);
+            let mate = mated(self.pos);
             if mate {
                 self.buf.line.push(m);
                 self.record_mate();
@@ -569,12 +578,10 @@ impl<'a> Iteration<'a> {
             }
             self.pos.undo_move(m);
             if mate {
-                return NodeResult::fact(1);
+                return true;
             }
         }
-        // No move mates: the goal needs at least this move, a check and a mating move.
-        self.tt.store_fact(key, 3, single);
-        NodeResult::fact(3)
+        false
     }
 
     /// The current line ends in mate: keep it and end the iteration.
