@@ -9,8 +9,9 @@
 //! move making 二歩, taken from `lishogi_annan_perft.tsv`'s own column), and against the worked
 //! examples of rules.md: the yardstick the engine's generator under each condition is held to.
 
+use kyozume::shogi::conditions::{Conditions, PawnDropMate, PieceMoves};
 use kyozume::shogi::movegen::{self, MoveList};
-use kyozume::shogi::Position;
+use kyozume::shogi::{Position, RuleSet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
@@ -529,6 +530,11 @@ fn the_reference_plays_moves_as_the_engine_does() {
 /// A sparse random position around the defender's king, pawns in the mover's hand; None if the
 /// engine does not take it.
 fn random_sparse(rng: &mut ChaCha8Rng) -> Option<Position> {
+    random_sparse_under(rng, RuleSet::PLAIN)
+}
+
+/// [`random_sparse`], the position taken if valid under `rules`.
+fn random_sparse_under(rng: &mut ChaCha8Rng, rules: RuleSet) -> Option<Position> {
     let mut squares = [['.'; 9]; 9];
     let waiting = rng.random_bool(0.7);
     let rank = if waiting { 0 } else { rng.random_range(0..4) };
@@ -582,7 +588,7 @@ fn random_sparse(rng: &mut ChaCha8Rng) -> Option<Position> {
         })
         .collect();
     let hand = ["P", "PG", "2P", "PS", "Pp"][rng.random_range(0..5)];
-    Position::from_sfen(&format!("{} b {hand} 1", board.join("/"))).ok()
+    Position::from_sfen_under(&format!("{} b {hand} 1", board.join("/")), rules).ok()
 }
 
 #[test]
@@ -900,4 +906,139 @@ fn the_worked_helpmates_of_the_rules() {
     // Plain rules give the 強欲 problem three lines: after G*5e the king may also step away.
     let board = parse("9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1");
     assert_eq!(plain.helpmates(&board, 3, true).len(), 3);
+}
+
+impl Powers {
+    fn engine(self) -> PieceMoves {
+        match self {
+            Powers::Normal => PieceMoves::Normal,
+            Powers::Annan => PieceMoves::Annan,
+            Powers::Anhoku => PieceMoves::Anhoku,
+            Powers::Taimen => PieceMoves::Taimen,
+            Powers::Haimen => PieceMoves::Haimen,
+        }
+    }
+}
+
+/// The engine's legal moves, checks, check and mate against the reference's in `pos`.
+/// Returns (in check, mated).
+fn compare_generators(pos: &Position, powers: Powers, drop_mate_ok: bool) -> (bool, bool) {
+    let rules = RuleSet::new(Conditions {
+        piece_moves: powers.engine(),
+        pawn_drop_mate: if drop_mate_ok {
+            PawnDropMate::Allowed
+        } else {
+            PawnDropMate::Illegal
+        },
+        ..Conditions::NONE
+    });
+    let sfen = pos.to_sfen();
+    let board = parse(&sfen);
+    assert!(
+        !board.in_check(powers, !board.black_to_move),
+        "{powers:?}: the side not to move is in check {sfen}"
+    );
+    let reference = board.legal(powers, drop_mate_ok);
+    let as_set =
+        |list: &MoveList| -> BTreeSet<String> { list.iter().map(|m| m.to_string()).collect() };
+    let mut list = MoveList::new();
+    rules.legal(pos, &mut list);
+    let engine = as_set(&list);
+    let want: BTreeSet<String> = reference.iter().map(|(m, _)| m.clone()).collect();
+    assert_eq!(engine, want, "{powers:?} legal {sfen}");
+    assert_eq!(list.len(), engine.len(), "{powers:?} a move twice {sfen}");
+    let mut list = MoveList::new();
+    rules.checks(pos, &mut list);
+    let want_checks: BTreeSet<String> = reference
+        .iter()
+        .filter(|(_, after)| after.in_check(powers, after.black_to_move))
+        .map(|(m, _)| m.clone())
+        .collect();
+    assert_eq!(as_set(&list), want_checks, "{powers:?} checks {sfen}");
+    for &m in list.iter() {
+        assert!(rules.gives_check(pos, m), "{powers:?} {m} {sfen}");
+    }
+    let in_check = board.in_check(powers, board.black_to_move);
+    assert_eq!(rules.in_check(pos), in_check, "{powers:?} in check {sfen}");
+    let mated = in_check && reference.is_empty();
+    assert_eq!(rules.is_checkmate(pos), mated, "{powers:?} mate {sfen}");
+    if in_check {
+        assert_eq!(rules.has_evasion(pos), !mated, "{powers:?} {sfen}");
+    }
+    (in_check, mated)
+}
+
+/// Does some piece of the side to move move with a power not its own?
+fn lends_a_power(board: &Board, powers: Powers) -> bool {
+    (0..9).any(|rank| {
+        (1..=9).any(|file| {
+            board.squares[rank][file - 1].is_some_and(|man| {
+                man.black == board.black_to_move
+                    && board.power(powers, file, rank) != (man.kind, man.promoted)
+            })
+        })
+    })
+}
+
+#[test]
+fn under_each_power_condition_the_engine_agrees_with_the_reference() {
+    // Per condition: 1,000 positions from random games under it (so pieces stand and move where
+    // only the condition lets them), 1,000 sparse ones around a king; in each, and after up to
+    // three of its checks (the defender in check, often mated), legal moves, checks, check and
+    // mate must match, with and without 打歩詰可.
+    for (seed, powers) in [
+        (1u64, Powers::Annan),
+        (2, Powers::Anhoku),
+        (3, Powers::Taimen),
+        (4, Powers::Haimen),
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(4100 + seed);
+        let rules = RuleSet::new(Conditions {
+            piece_moves: powers.engine(),
+            ..Conditions::NONE
+        });
+        let (mut roots, mut checked, mut mated, mut borrowed) = (0, 0, 0, 0);
+        let mut cases = Vec::new();
+        while roots < 2000 {
+            let root = if roots % 2 == 0 {
+                let mut pos = Position::startpos();
+                for _ in 0..rng.random_range(0..160) {
+                    let mut list = MoveList::new();
+                    rules.legal(&pos, &mut list);
+                    if list.is_empty() {
+                        break;
+                    }
+                    pos.do_move(list.as_slice()[rng.random_range(0..list.len())]);
+                }
+                pos
+            } else {
+                let Some(pos) = random_sparse_under(&mut rng, rules) else {
+                    continue;
+                };
+                pos
+            };
+            roots += 1;
+            cases.clear();
+            cases.push(root.clone());
+            let mut list = MoveList::new();
+            rules.checks(&root, &mut list);
+            for _ in 0..3.min(list.len()) {
+                let mut next = root.clone();
+                next.do_move(list.as_slice()[rng.random_range(0..list.len())]);
+                cases.push(next);
+            }
+            for pos in &cases {
+                let drop_mate_ok = rng.random_bool(0.3);
+                let (c, m) = compare_generators(pos, powers, drop_mate_ok);
+                checked += usize::from(c);
+                mated += usize::from(m);
+                borrowed += usize::from(lends_a_power(&parse(&pos.to_sfen()), powers));
+            }
+        }
+        eprintln!("{powers:?}: {roots} roots, {checked} in check, {mated} mated, {borrowed} where a piece borrows a power");
+        assert!(
+            checked >= 1000 && mated >= 50 && borrowed >= 1000,
+            "{powers:?}: {checked} in check, {mated} mated, {borrowed} changed"
+        );
+    }
 }

@@ -1,8 +1,8 @@
 //! SFEN parsing and printing, and USI move notation read against a position.
 
-use super::attacks::legal_ranks;
-use super::movegen;
 use super::position::Position;
+use super::powers::{self, standing_ranks};
+use super::rules::RuleSet;
 use super::types::{Color, Move, Piece, PieceType, Square};
 use thiserror::Error;
 
@@ -76,6 +76,12 @@ impl Position {
 
     /// Parses SFEN (`board side hand [move-number]`), validating the position.
     pub fn from_sfen(text: &str) -> Result<Position, SfenError> {
+        Position::from_sfen_under(text, RuleSet::PLAIN)
+    }
+
+    /// Parses SFEN, validating the position under `rules`: where pieces may stand and whether
+    /// the side not to move is in check depend on the piece powers.
+    pub fn from_sfen_under(text: &str, rules: RuleSet) -> Result<Position, SfenError> {
         let fields: Vec<&str> = text.split_whitespace().collect();
         if fields.is_empty() {
             return Err(SfenError::Empty);
@@ -100,7 +106,7 @@ impl Position {
                 .ok_or_else(|| SfenError::BadMoveNumber(s.to_string()))?,
         };
         pos.set_side_and_number(side, number);
-        validate(&pos)?;
+        validate(&pos, rules)?;
         pos.finish_setup();
         Ok(pos)
     }
@@ -160,6 +166,11 @@ impl Position {
 
     /// Parses a USI move (`7g7f`, `2b8h+`, `P*5e`) and checks that it is legal here.
     pub fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
+        self.parse_move_under(text, RuleSet::PLAIN)
+    }
+
+    /// Parses a USI move and checks that it is legal here under `rules`.
+    pub fn parse_move_under(&self, text: &str, rules: RuleSet) -> Result<Move, MoveError> {
         let syntax = || MoveError::Syntax(text.to_string());
         let b = text.as_bytes();
         let m = if b.len() == 4 && b[1] == b'*' {
@@ -185,7 +196,7 @@ impl Position {
         } else {
             return Err(syntax());
         };
-        if movegen::is_legal_move(self, m) {
+        if rules.is_legal_move(self, m) {
             Ok(m)
         } else {
             Err(MoveError::Illegal(text.to_string()))
@@ -312,13 +323,14 @@ fn parse_hand(pos: &mut Position, hand: &str) -> Result<(), SfenError> {
     Ok(())
 }
 
-fn validate(pos: &Position) -> Result<(), SfenError> {
+fn validate(pos: &Position, rules: RuleSet) -> Result<(), SfenError> {
+    let powers = rules.conditions().piece_moves;
     // Piece counts per base kind, board and hands together.
     let mut counts = [0u32; PieceType::NUM];
     for sq in Square::all() {
         if let Some(p) = pos.piece_at(sq) {
             counts[p.kind().unpromoted().index()] += 1;
-            let ranks = legal_ranks(p.color(), p.kind());
+            let ranks = standing_ranks(powers, p.color(), p.kind());
             if !ranks.has(sq) {
                 return Err(SfenError::DeadPiece {
                     piece: p.sfen(),
@@ -353,10 +365,8 @@ fn validate(pos: &Position) -> Result<(), SfenError> {
         }
     }
     let them = !pos.side_to_move();
-    if let Some(k) = pos.king(them) {
-        if pos.is_attacked(pos.side_to_move(), k, pos.occupied()) {
-            return Err(SfenError::OpponentInCheck(them));
-        }
+    if powers::king_attacked(pos, powers, them) {
+        return Err(SfenError::OpponentInCheck(them));
     }
     Ok(())
 }

@@ -1,0 +1,294 @@
+//! Moves under 安南, 安北, 対面 and 背面 (rules.md §3-§5): a piece moves like a neighbour in its
+//! file, so attacks, checks and legality all depend on the whole board after a move.
+//!
+//! Powers are computed from the board each time they are needed; legality and check are judged
+//! on the board after the move (a move can give or uncover check by changing a neighbour's
+//! power), without playing it: [`After`] shows the position as the move leaves it. Normal shogi
+//! never comes here; its generator (`movegen`) relies on fixed powers.
+
+use super::attacks::{attacks, fill_files, legal_ranks, promotion_zone};
+use super::bitboard::Bitboard;
+use super::conditions::{Conditions, PawnDropMate, PieceMoves};
+use super::movegen::MoveList;
+use super::position::Position;
+use super::types::{Color, Move, Piece, PieceType, Square};
+
+/// What the power rules read of a board.
+trait Board {
+    fn piece_at(&self, sq: Square) -> Option<Piece>;
+    fn occupied(&self) -> Bitboard;
+    fn pieces_of(&self, color: Color) -> Bitboard;
+}
+
+impl Board for Position {
+    #[inline]
+    fn piece_at(&self, sq: Square) -> Option<Piece> {
+        Position::piece_at(self, sq)
+    }
+    #[inline]
+    fn occupied(&self) -> Bitboard {
+        Position::occupied(self)
+    }
+    #[inline]
+    fn pieces_of(&self, color: Color) -> Bitboard {
+        Position::pieces_of(self, color)
+    }
+}
+
+/// The board of `pos` after a move, without playing it.
+struct After<'a> {
+    pos: &'a Position,
+    from: Option<Square>,
+    to: Square,
+    placed: Piece,
+    by_color: [Bitboard; 2],
+}
+
+impl<'a> After<'a> {
+    fn new(pos: &'a Position, m: Move) -> After<'a> {
+        let us = pos.side_to_move();
+        let to = Bitboard::from_square(m.to());
+        let mut by_color = [pos.pieces_of(Color::Black), pos.pieces_of(Color::White)];
+        let (from, placed) = if m.is_drop() {
+            (None, Piece::new(us, m.dropped()))
+        } else {
+            let piece = pos
+                .piece_at(m.from())
+                .expect("a move's origin holds a piece");
+            by_color[us.index()] ^= Bitboard::from_square(m.from());
+            let kind = if m.is_promotion() {
+                piece.kind().promoted()
+            } else {
+                piece.kind()
+            };
+            (Some(m.from()), Piece::new(us, kind))
+        };
+        by_color[us.index()] |= to;
+        by_color[(!us).index()] &= !to;
+        After {
+            pos,
+            from,
+            to: m.to(),
+            placed,
+            by_color,
+        }
+    }
+}
+
+impl Board for After<'_> {
+    #[inline]
+    fn piece_at(&self, sq: Square) -> Option<Piece> {
+        if sq == self.to {
+            Some(self.placed)
+        } else if Some(sq) == self.from {
+            None
+        } else {
+            self.pos.piece_at(sq)
+        }
+    }
+    #[inline]
+    fn occupied(&self) -> Bitboard {
+        self.by_color[0] | self.by_color[1]
+    }
+    #[inline]
+    fn pieces_of(&self, color: Color) -> Bitboard {
+        self.by_color[color.index()]
+    }
+}
+
+/// The type whose moves the piece `piece` on `sq` makes under `moves`: its neighbour's own type
+/// when the neighbour qualifies (never a borrowed power: no chains), else its own.
+#[inline]
+fn power(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> PieceType {
+    let (in_front, friendly) = match moves {
+        PieceMoves::Normal => return piece.kind(),
+        PieceMoves::Annan => (false, true),
+        PieceMoves::Anhoku => (true, true),
+        PieceMoves::Taimen => (true, false),
+        PieceMoves::Haimen => (false, false),
+    };
+    // Black's front is rank a (rank index 0).
+    let towards_a = (piece.color() == Color::Black) == in_front;
+    match sq.offset(0, if towards_a { -1 } else { 1 }) {
+        Some(n) => match board.piece_at(n) {
+            Some(lender) if (lender.color() == piece.color()) == friendly => lender.kind(),
+            _ => piece.kind(),
+        },
+        None => piece.kind(),
+    }
+}
+
+/// The squares the piece on `sq` reaches (attacks), in its own direction.
+#[inline]
+fn reach(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Bitboard {
+    attacks(
+        piece.color(),
+        power(board, moves, sq, piece),
+        sq,
+        board.occupied(),
+    )
+}
+
+/// Does a piece of `by` reach `target`? Whether capturing there would be legal does not matter.
+fn attacked(board: &impl Board, moves: PieceMoves, by: Color, target: Square) -> bool {
+    board.pieces_of(by).into_iter().any(|sq| {
+        let piece = board.piece_at(sq).expect("a set bit holds a piece");
+        reach(board, moves, sq, piece).has(target)
+    })
+}
+
+/// Where an unpromoted piece of `kind` may stand under `moves` (rules.md §4): anywhere under
+/// 安南 and 背面 (a lender behind can always come); under 安北 and 対面 not on the last rank for
+/// pawns, lances and knights; under normal powers the usual ranks.
+pub fn standing_ranks(moves: PieceMoves, color: Color, kind: PieceType) -> Bitboard {
+    match moves {
+        PieceMoves::Normal => legal_ranks(color, kind),
+        PieceMoves::Annan | PieceMoves::Haimen => Bitboard::ALL,
+        PieceMoves::Anhoku | PieceMoves::Taimen => match kind {
+            PieceType::Pawn | PieceType::Lance | PieceType::Knight => {
+                legal_ranks(color, PieceType::Pawn)
+            }
+            _ => Bitboard::ALL,
+        },
+    }
+}
+
+/// Is the side to move's king attacked?
+pub fn in_check(pos: &Position, moves: PieceMoves) -> bool {
+    let us = pos.side_to_move();
+    pos.king(us).is_some_and(|k| attacked(pos, moves, !us, k))
+}
+
+/// Is the king of `color` attacked in `pos` (whoever is to move)?
+pub fn king_attacked(pos: &Position, moves: PieceMoves, color: Color) -> bool {
+    pos.king(color)
+        .is_some_and(|k| attacked(pos, moves, !color, k))
+}
+
+/// Does `m` leave the mover's king unattacked?
+fn keeps_king_safe(pos: &Position, moves: PieceMoves, after: &After, m: Move) -> bool {
+    let us = pos.side_to_move();
+    let king = if !m.is_drop() && after.placed.kind() == PieceType::King {
+        Some(m.to())
+    } else {
+        pos.king(us)
+    };
+    king.is_none_or(|k| !attacked(after, moves, !us, k))
+}
+
+/// Does `m` attack the opponent's king once played?
+fn checks_after(pos: &Position, moves: PieceMoves, after: &After) -> bool {
+    let us = pos.side_to_move();
+    pos.king(!us).is_some_and(|k| attacked(after, moves, us, k))
+}
+
+/// Does `m` (legal in `pos`) give check?
+pub fn gives_check(pos: &Position, moves: PieceMoves, m: Move) -> bool {
+    checks_after(pos, moves, &After::new(pos, m))
+}
+
+/// Is the pawn drop `m` a mate (illegal unless 打歩詰可)?
+fn is_pawn_drop_mate(pos: &Position, conditions: Conditions, m: Move) -> bool {
+    let mut after = pos.clone();
+    after.do_move(m);
+    in_check(&after, conditions.piece_moves)
+        && !any_move(&after, conditions, Only::Legal, &mut |_| true)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    Legal,
+    Checks,
+}
+
+/// Calls `sink` with each legal move (or each legal check) until it returns true; returns
+/// whether it did. Board moves come before drops, so an existence test rarely reaches the
+/// drops' pawn-drop-mate tests.
+fn any_move(
+    pos: &Position,
+    conditions: Conditions,
+    only: Only,
+    sink: &mut impl FnMut(Move) -> bool,
+) -> bool {
+    let moves = conditions.piece_moves;
+    let us = pos.side_to_move();
+    let own = pos.pieces_of(us);
+    let occ = pos.occupied();
+    let pawn_files = fill_files(pos.pieces(us, PieceType::Pawn));
+    let zone = promotion_zone(us);
+    let mut try_move = |m: Move| -> bool {
+        let after = After::new(pos, m);
+        (only == Only::Legal || checks_after(pos, moves, &after))
+            && keeps_king_safe(pos, moves, &after, m)
+            && sink(m)
+    };
+    for from in own {
+        let piece = pos.piece_at(from).expect("a set bit holds a piece");
+        let kind = piece.kind();
+        let stands = standing_ranks(moves, us, kind);
+        for to in attacks(us, power(pos, moves, from, piece), from, occ) & !own {
+            // Promotion follows the piece's own type, whatever power it used.
+            if kind.can_promote()
+                && (zone.has(from) || zone.has(to))
+                && try_move(Move::normal(from, to, true))
+            {
+                return true;
+            }
+            // A pawn with a borrowed power may change files: the two-pawn rule covers it.
+            let doubles = kind == PieceType::Pawn && to.file() != from.file() && pawn_files.has(to);
+            if stands.has(to) && !doubles && try_move(Move::normal(from, to, false)) {
+                return true;
+            }
+        }
+    }
+    let hand = pos.hand(us);
+    for kind in PieceType::HAND {
+        if !hand.has(kind) {
+            continue;
+        }
+        let mut dests = !occ & standing_ranks(moves, us, kind);
+        if kind == PieceType::Pawn {
+            dests &= !pawn_files;
+        }
+        for to in dests {
+            let m = Move::drop(kind, to);
+            let after = After::new(pos, m);
+            let checks = checks_after(pos, moves, &after);
+            if (only == Only::Checks && !checks) || !keeps_king_safe(pos, moves, &after, m) {
+                continue;
+            }
+            if kind == PieceType::Pawn
+                && checks
+                && conditions.pawn_drop_mate == PawnDropMate::Illegal
+                && is_pawn_drop_mate(pos, conditions, m)
+            {
+                continue;
+            }
+            if sink(m) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// All legal moves under `conditions` (the captures rule not applied).
+pub fn legal(pos: &Position, conditions: Conditions, list: &mut MoveList) {
+    any_move(pos, conditions, Only::Legal, &mut |m| {
+        list.push(m);
+        false
+    });
+}
+
+/// All legal moves that give check under `conditions` (the captures rule not applied).
+pub fn checks(pos: &Position, conditions: Conditions, list: &mut MoveList) {
+    any_move(pos, conditions, Only::Checks, &mut |m| {
+        list.push(m);
+        false
+    });
+}
+
+/// Does the side to move have a legal move?
+pub fn has_legal(pos: &Position, conditions: Conditions) -> bool {
+    any_move(pos, conditions, Only::Legal, &mut |_| true)
+}

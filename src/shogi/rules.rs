@@ -1,0 +1,151 @@
+//! The rules a search, a solution check or an input runs under: normal shogi or a set of fairy
+//! conditions, chosen once. Every question the search asks of the rules (which moves, is the
+//! side to move in check, is it mated) goes through [`RuleSet`]: normal shogi's answers come
+//! from `movegen` unchanged (the branch that picks them is the only cost plain rules pay), 打歩詰可
+//! from the generator's `PawnDropMateAllowed` instance, changed piece powers from `powers`, and
+//! the captures rule (強欲・禁欲) narrows whatever list the others produced.
+
+use super::conditions::{
+    Captures, Conditions, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain,
+};
+use super::movegen::{self, MoveList};
+use super::position::Position;
+use super::powers;
+use super::types::Move;
+
+/// Normal shogi or fairy conditions, as the search uses them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RuleSet {
+    conditions: Conditions,
+}
+
+impl RuleSet {
+    /// Normal shogi.
+    pub const PLAIN: RuleSet = RuleSet {
+        conditions: Conditions::NONE,
+    };
+
+    pub const fn new(conditions: Conditions) -> RuleSet {
+        RuleSet { conditions }
+    }
+
+    pub const fn conditions(self) -> Conditions {
+        self.conditions
+    }
+
+    /// True when pieces move as in normal shogi, so the generator's shortcuts built on fixed
+    /// powers (check tables, flight squares, the position's own check state) hold.
+    #[inline]
+    pub fn fixed_powers(self) -> bool {
+        self.conditions.piece_moves == PieceMoves::Normal
+    }
+
+    #[inline]
+    fn drop_mate_allowed(self) -> bool {
+        self.conditions.pawn_drop_mate == PawnDropMate::Allowed
+    }
+
+    #[inline]
+    fn narrow(self, pos: &Position, list: &mut MoveList) {
+        if self.conditions.captures != Captures::Free {
+            movegen::keep_allowed_captures(pos, self.conditions.captures, list);
+        }
+    }
+
+    /// Is the side to move in check?
+    #[inline]
+    pub fn in_check(self, pos: &Position) -> bool {
+        if self.fixed_powers() {
+            pos.in_check()
+        } else {
+            powers::in_check(pos, self.conditions.piece_moves)
+        }
+    }
+
+    /// The attacker's moves: its legal checks, narrowed by the captures rule.
+    #[inline]
+    pub fn checks(self, pos: &Position, list: &mut MoveList) {
+        if self.fixed_powers() {
+            if self.drop_mate_allowed() {
+                movegen::checks_under::<PawnDropMateAllowed>(pos, list)
+            } else {
+                movegen::checks_under::<Plain>(pos, list)
+            }
+        } else {
+            powers::checks(pos, self.conditions, list)
+        }
+        self.narrow(pos, list);
+    }
+
+    /// Every legal move, narrowed by the captures rule.
+    #[inline]
+    pub fn legal(self, pos: &Position, list: &mut MoveList) {
+        if self.fixed_powers() {
+            if self.drop_mate_allowed() {
+                movegen::legal_under::<PawnDropMateAllowed>(pos, list)
+            } else {
+                movegen::legal_under::<Plain>(pos, list)
+            }
+        } else {
+            powers::legal(pos, self.conditions, list)
+        }
+        self.narrow(pos, list);
+    }
+
+    /// Every legal move of a side in check, narrowed by the captures rule.
+    #[inline]
+    pub fn evasions(self, pos: &Position, list: &mut MoveList) {
+        if self.fixed_powers() {
+            if self.drop_mate_allowed() {
+                movegen::evasions_under::<PawnDropMateAllowed>(pos, list)
+            } else {
+                movegen::evasions_under::<Plain>(pos, list)
+            }
+        } else {
+            powers::legal(pos, self.conditions, list)
+        }
+        self.narrow(pos, list);
+    }
+
+    /// Has the side to move, in check, a legal move? (The captures rule never empties a list.)
+    #[inline]
+    pub fn has_evasion(self, pos: &Position) -> bool {
+        if self.fixed_powers() {
+            if self.drop_mate_allowed() {
+                movegen::has_evasion_under::<PawnDropMateAllowed>(pos)
+            } else {
+                movegen::has_evasion_under::<Plain>(pos)
+            }
+        } else {
+            powers::has_legal(pos, self.conditions)
+        }
+    }
+
+    /// Is the side to move checkmated?
+    #[inline]
+    pub fn is_checkmate(self, pos: &Position) -> bool {
+        self.in_check(pos) && !self.has_evasion(pos)
+    }
+
+    /// Does `m`, legal in `pos`, give check?
+    #[inline]
+    pub fn gives_check(self, pos: &Position, m: Move) -> bool {
+        if self.fixed_powers() {
+            movegen::gives_check(pos, m)
+        } else {
+            powers::gives_check(pos, self.conditions.piece_moves, m)
+        }
+    }
+
+    /// Is `m` a legal move in `pos`? The captures rule is left out: whether it applies among
+    /// all moves or among checks depends on the side's role. For input, not the hot path.
+    pub fn is_legal_move(self, pos: &Position, m: Move) -> bool {
+        let mut list = MoveList::new();
+        RuleSet::new(Conditions {
+            captures: Captures::Free,
+            ..self.conditions
+        })
+        .legal(pos, &mut list);
+        list.contains(m)
+    }
+}
