@@ -4,6 +4,7 @@
 //! `engine.toml` in the current directory. A missing file means built-in defaults; a malformed
 //! one is an error (silently ignoring a typo would be worse).
 
+use crate::shogi::conditions::{Captures, Conditions, PawnDropMate, PieceMoves};
 use crate::shogi::{Goal, Stipulation};
 use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,16 @@ pub struct EngineConfig {
     /// 受先: the defender, the side to move, moves first.
     #[serde(rename = "DefenderFirst")]
     pub defender_first: bool,
+    /// Where pieces' powers come from: `Normal`, `Annan` (安南), `Anhoku` (安北), `Taimen`
+    /// (対面), `Haimen` (背面).
+    #[serde(rename = "PieceMoves", deserialize_with = "from_text")]
+    pub piece_moves: PieceMoves,
+    /// `Illegal` (normal shogi) or `Allowed` (打歩詰可).
+    #[serde(rename = "PawnDropMate", deserialize_with = "from_text")]
+    pub pawn_drop_mate: PawnDropMate,
+    /// `Free` (normal shogi), `Greedy` (強欲) or `Ascetic` (禁欲).
+    #[serde(rename = "Captures", deserialize_with = "from_text")]
+    pub captures: Captures,
 }
 
 impl Default for EngineConfig {
@@ -55,6 +66,9 @@ impl Default for EngineConfig {
             disk_cap_mb: DEFAULT_DISK_CAP_MB,
             goal: Goal::Helpmate,
             defender_first: false,
+            piece_moves: PieceMoves::Normal,
+            pawn_drop_mate: PawnDropMate::Illegal,
+            captures: Captures::Free,
         }
     }
 }
@@ -65,8 +79,30 @@ impl EngineConfig {
         Stipulation {
             goal: self.goal,
             defender_first: self.defender_first,
+            conditions: self.conditions(),
         }
     }
+
+    /// The fairy conditions the options set.
+    pub fn conditions(&self) -> Conditions {
+        Conditions {
+            piece_moves: self.piece_moves,
+            pawn_drop_mate: self.pawn_drop_mate,
+            captures: self.captures,
+        }
+    }
+}
+
+/// A value read the way its USI option reads it.
+fn from_text<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    String::deserialize(d)?
+        .parse()
+        .map_err(serde::de::Error::custom)
 }
 
 /// `Stipulation = "H#"` or `"HS#"` (or a name composers write, without 受先: that is
@@ -74,6 +110,9 @@ impl EngineConfig {
 fn goal_name<'de, D: Deserializer<'de>>(d: D) -> Result<Goal, D::Error> {
     let text = String::deserialize(d)?;
     match Stipulation::parse(&text) {
+        Ok(s) if !s.conditions.is_none() => Err(serde::de::Error::custom(
+            "Stipulation names the goal (H# or HS#); conditions are PieceMoves, PawnDropMate and Captures",
+        )),
         Ok(s) if !s.defender_first => Ok(s.goal),
         Ok(_) => Err(serde::de::Error::custom(
             "Stipulation names the goal (H# or HS#); the defender moving first is DefenderFirst = true",

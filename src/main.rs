@@ -91,8 +91,10 @@ enum Command {
         #[arg(long)]
         defender_first: bool,
         /// The rules as composers write them: 協力詰, ばか詰, 協力自玉詰, ばか自殺詰,
-        /// 偶数手ばか詰, 受先ばか詰, 受先協力自玉詰 (or H#, HS#). Stands over what a file
-        /// names.
+        /// 偶数手ばか詰, 受先ばか詰, 受先協力自玉詰 (or H#, HS#), with the conditions
+        /// before them (安南ばか詰, 受先対面打歩詰可協力自玉詰, 禁欲) or the options' values
+        /// (Annan, Greedy, PawnDropMate: "Annan HS#"). Conditions alone keep ばか詰. Stands
+        /// over what a file names.
         #[arg(long, value_name = "TEXT", conflicts_with_all = ["stipulation", "defender_first"])]
         rules: Option<String>,
     },
@@ -149,8 +151,8 @@ enum Command {
         /// Play every last-ply move instead of counting generated moves.
         #[arg(long)]
         no_bulk: bool,
-        /// Fairy conditions as composers write them: 打歩詰可, 強欲, 禁欲 (安南, 安北, 対面 and 背面
-        /// are not in the move generator yet).
+        /// Fairy conditions as composers write them (安南, 安北, 対面, 背面, 打歩詰可, 強欲, 禁欲,
+        /// combined as printed: 安南強欲) or the USI options' values (Annan, Greedy).
         #[arg(long, value_name = "TEXT")]
         rules: Option<String>,
     },
@@ -254,7 +256,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             }
             config.disk_cap_mb = disk_cap.unwrap_or(config.disk_cap_mb);
             let given = match rules {
-                Some(text) => match Stipulation::parse(text) {
+                Some(text) => match Stipulation::parse_rules(text) {
                     Ok(s) => Some(s),
                     Err(e) => {
                         eprintln!("kyozume solve: --rules: {e}");
@@ -264,6 +266,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 None if stipulation.is_some() || *defender_first => Some(Stipulation {
                     goal: stipulation.unwrap_or(config.goal),
                     defender_first: *defender_first,
+                    conditions: config.conditions(),
                 }),
                 None => None,
             };
@@ -380,17 +383,10 @@ fn run_perft(
     use kyozume::shogi::conditions::{
         Conditions, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain,
     };
-    use kyozume::shogi::perft::{divide_under, perft_under};
+    use kyozume::shogi::perft::{divide_rules, divide_under, perft_rules, perft_under};
     let conditions = match rules.map(Conditions::parse_prefix) {
         None => Conditions::NONE,
-        Some(Ok((c, ""))) if c.piece_moves == PieceMoves::Normal => c,
-        Some(Ok((c, ""))) => {
-            eprintln!(
-                "kyozume perft: {} is not in the move generator yet (打歩詰可, 強欲 and 禁欲 are)",
-                c.japanese()
-            );
-            return Err(ExitCode::from(2));
-        }
+        Some(Ok((c, ""))) => c,
         Some(Ok((_, rest))) => {
             eprintln!("kyozume perft: --rules: '{rest}' is not a condition");
             return Err(ExitCode::from(2));
@@ -402,9 +398,11 @@ fn run_perft(
     };
     let captures = conditions.captures;
     let drop_mate = conditions.pawn_drop_mate == PawnDropMate::Allowed;
+    let rule_set = kyozume::shogi::RuleSet::new(conditions);
+    let powers = conditions.piece_moves != PieceMoves::Normal;
     let mut pos = match sfen {
         None => Position::startpos(),
-        Some(s) => Position::from_sfen(s).map_err(|e| {
+        Some(s) => Position::from_sfen_under(s, rule_set).map_err(|e| {
             eprintln!("kyozume perft: invalid --sfen: {e}");
             ExitCode::from(2)
         })?,
@@ -412,7 +410,9 @@ fn run_perft(
     let start = Instant::now();
     let mut text = String::new();
     let nodes = if per_move && depth > 0 {
-        let parts = if drop_mate {
+        let parts = if powers {
+            divide_rules(&mut pos, depth, bulk, rule_set)
+        } else if drop_mate {
             divide_under::<PawnDropMateAllowed>(&mut pos, depth, bulk, captures)
         } else if captures != kyozume::shogi::conditions::Captures::Free {
             divide_under::<Plain>(&mut pos, depth, bulk, captures)
@@ -423,6 +423,8 @@ fn run_perft(
             text += &format!("{m}: {n}\n");
         }
         parts.iter().map(|(_, n)| n).sum()
+    } else if powers {
+        perft_rules(&mut pos, depth, bulk, rule_set)
     } else if drop_mate {
         perft_under::<PawnDropMateAllowed>(&mut pos, depth, bulk, captures)
     } else if captures != kyozume::shogi::conditions::Captures::Free {

@@ -765,8 +765,26 @@ fn perft_on_the_command_line_takes_the_conditions_it_knows() {
             "{stdout}"
         );
     }
-    // Powers are not in the generator yet, and two of a group never go together: a clear error.
-    for rules in ["安南", "強欲禁欲", "ばか詰"] {
+    // Piece powers, on a position only 安南 and 背面 allow (a pawn on the last rank), in
+    // Japanese and as the option's value.
+    let sfen = "4k3P/9/9/9/9/4PS3/4G4/4R4/4K4 b GP 1";
+    for (rules, powers) in [("安南", Powers::Annan), ("Haimen", Powers::Haimen)] {
+        let (code, stdout, _) = run(&["1", "--sfen", sfen, "--rules", rules]);
+        assert_eq!(code, Some(0), "{rules}");
+        let want = parse(sfen).legal(powers, false).len();
+        assert!(
+            stdout.contains(&format!("Nodes searched: {want}\n")),
+            "{rules}: {stdout}"
+        );
+    }
+    let (code, _, stderr) = run(&["1", "--sfen", sfen, "--rules", "対面"]);
+    assert_eq!(code, Some(2), "a pawn on the last rank is dead under 対面");
+    assert!(
+        stderr.starts_with("kyozume perft: invalid --sfen"),
+        "{stderr}"
+    );
+    // Two of a group never go together, and a stipulation is not a condition: a clear error.
+    for rules in ["安南対面", "強欲禁欲", "ばか詰"] {
         let (code, stdout, stderr) = run(&["1", "--rules", rules]);
         assert_eq!(code, Some(2), "{rules}");
         assert!(

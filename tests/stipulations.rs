@@ -11,7 +11,7 @@ mod common;
 use kyozume::search::{Limits, Outcome, Solver, Strategy};
 use kyozume::shogi::movegen::{self, MoveList};
 use kyozume::shogi::stipulation::verify_solution;
-use kyozume::shogi::{Color, Goal, PieceType, Position, Square, Stipulation};
+use kyozume::shogi::{Color, Conditions, Goal, PieceType, Position, Square, Stipulation};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -393,14 +393,17 @@ fn agree(
 const HS: Stipulation = Stipulation {
     goal: Goal::Selfmate,
     defender_first: false,
+    conditions: Conditions::NONE,
 };
 const HS_FIRST: Stipulation = Stipulation {
     goal: Goal::Selfmate,
     defender_first: true,
+    conditions: Conditions::NONE,
 };
 const H_FIRST: Stipulation = Stipulation {
     goal: Goal::Helpmate,
     defender_first: true,
+    conditions: Conditions::NONE,
 };
 
 #[test]

@@ -20,8 +20,8 @@
 use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
-use crate::shogi::movegen::{self, MoveList};
-use crate::shogi::{Goal, Move, Position};
+use crate::shogi::movegen::MoveList;
+use crate::shogi::{Goal, Move, Position, RuleSet};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -44,6 +44,8 @@ pub(crate) struct Counter<'a> {
     cutoff: Option<(usize, &'a AtomicUsize)>,
     /// Whose king the lines end by mating.
     goal: Goal,
+    /// The rules moves follow.
+    rules: RuleSet,
 }
 
 impl<'a> Counter<'a> {
@@ -70,7 +72,14 @@ impl<'a> Counter<'a> {
             node_limit: u64::MAX,
             cutoff: None,
             goal: Goal::Helpmate,
+            rules: RuleSet::PLAIN,
         }
+    }
+
+    /// Counts lines under `rules` (normal shogi unless told).
+    pub fn with_rules(mut self, rules: RuleSet) -> Self {
+        self.rules = rules;
+        self
     }
 
     /// Counts lines that end in `goal` (H# unless told).
@@ -120,9 +129,9 @@ impl<'a> Counter<'a> {
         let attacker = (remaining % 2 == 1) != selfmate;
         let mut list = MoveList::new();
         if attacker {
-            movegen::checks(self.pos, &mut list);
+            self.rules.checks(self.pos, &mut list);
         } else {
-            movegen::legal(self.pos, &mut list);
+            self.rules.legal(self.pos, &mut list);
         }
         if list.is_empty() && !attacker {
             // A defender without a move (mated, in H#) cannot lie inside a line; nothing to
@@ -136,9 +145,9 @@ impl<'a> Counter<'a> {
                 self.poll();
                 // (H#: the defender is in check after a check.)
                 let mate = if selfmate {
-                    movegen::is_checkmate(self.pos)
+                    self.rules.is_checkmate(self.pos)
                 } else {
-                    !movegen::has_evasion(self.pos)
+                    !self.rules.has_evasion(self.pos)
                 };
                 self.pos.undo_move(m);
                 if mate {
@@ -219,7 +228,7 @@ pub(crate) fn count_in_pool(
     pool: &rayon::ThreadPool,
     root: &Position,
     tt: &TranspositionTable,
-    (len, goal): (u32, Goal),
+    (len, goal, rules): (u32, Goal, RuleSet),
     cap: usize,
     interrupt: Interrupt,
 ) -> Counted {
@@ -232,9 +241,9 @@ pub(crate) fn count_in_pool(
     let root_attacker = (len % 2 == 1) != (goal == Goal::Selfmate);
     let moves_of = |pos: &Position, attacker: bool, list: &mut MoveList| {
         if attacker {
-            movegen::checks(pos, list)
+            rules.checks(pos, list)
         } else {
-            movegen::legal(pos, list)
+            rules.legal(pos, list)
         }
     };
     if tt.probe(root_key).is_none_or(|p| p.lb <= len) {
@@ -303,7 +312,9 @@ pub(crate) fn count_in_pool(
                 abort: Some(abort),
             };
         }
-        let mut counter = Counter::new(pos, tt, path, cap, 0, interrupt).with_goal(goal);
+        let mut counter = Counter::new(pos, tt, path, cap, 0, interrupt)
+            .with_goal(goal)
+            .with_rules(rules);
         counter.cutoff = Some((i, &cutoff));
         counter.line = vec![task.check, task.evasion];
         counter.count(2, len - 2);
@@ -400,7 +411,14 @@ mod tests {
                 mate_elsewhere: None,
             };
             // Five plies: the tasks (check, evasion) are a few hundred nodes each.
-            let counted = count_in_pool(&pool, &root, &tt, (5, Goal::Helpmate), 10, interrupt);
+            let counted = count_in_pool(
+                &pool,
+                &root,
+                &tt,
+                (5, Goal::Helpmate, RuleSet::PLAIN),
+                10,
+                interrupt,
+            );
             assert_eq!(counted.complete, !stopped, "stopped: {stopped}");
             assert!(counted.lines.is_empty(), "this problem has no mate in 5");
         }

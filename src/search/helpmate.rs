@@ -27,6 +27,7 @@
 use super::path::PathSet;
 use super::tt::{Probe, TranspositionTable, NEVER};
 use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::RuleSet;
 use crate::shogi::{Goal, Move, Position};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -207,6 +208,8 @@ pub(crate) struct Iteration<'a> {
     goal: Goal,
     /// The side to move at the root is the attacker (false: the defender moves first).
     root_attacker: bool,
+    /// The rules moves follow (normal shogi unless [`Iteration::for_problem`] says otherwise).
+    rules: RuleSet,
 }
 
 const TICK_INTERVAL: Duration = Duration::from_secs(1);
@@ -244,14 +247,16 @@ impl<'a> Iteration<'a> {
             next_tick: Instant::now() + TICK_INTERVAL,
             goal: Goal::Helpmate,
             root_attacker: true,
+            rules: RuleSet::PLAIN,
         }
     }
 
-    /// Searches for `goal`, with the attacker (`root_attacker`) or the defender to move at the
-    /// root.
-    pub fn for_problem(&mut self, goal: Goal, root_attacker: bool) {
+    /// Searches for `goal` under `rules`, with the attacker (`root_attacker`) or the defender
+    /// to move at the root.
+    pub fn for_problem(&mut self, goal: Goal, root_attacker: bool, rules: RuleSet) {
         self.goal = goal;
         self.root_attacker = root_attacker;
+        self.rules = rules;
     }
 
     #[inline]
@@ -325,9 +330,9 @@ impl<'a> Iteration<'a> {
         list.clear();
         match single {
             Some(m) => list.push(m),
-            None if attacker => movegen::checks(self.pos, list),
+            None if attacker => self.rules.checks(self.pos, list),
             // (In check, as always in H#, these are the evasions.)
-            None => movegen::legal(self.pos, list),
+            None => self.rules.legal(self.pos, list),
         }
         let start = self.buf.children.len();
         // Start every child's table load first, so that the cache misses overlap.
@@ -358,7 +363,7 @@ impl<'a> Iteration<'a> {
             for child in &mut self.buf.children[start..] {
                 self.pos.do_move(child.mv);
                 replies.clear();
-                movegen::evasions(self.pos, &mut replies);
+                self.rules.evasions(self.pos, &mut replies);
                 self.pos.undo_move(child.mv);
                 child.replies = replies.len() as u16;
             }
@@ -419,7 +424,9 @@ impl<'a> Iteration<'a> {
             // No move: the goal if this side is checkmated and not the scorer (H#: the
             // defender; HS#: the attacker, whose having no check need not mean no move), else a
             // dead end.
-            let goal = !scorer && self.pos.in_check() && (!SELF || !movegen::has_evasion(self.pos));
+            let goal = !scorer
+                && self.rules.in_check(self.pos)
+                && (!SELF || !self.rules.has_evasion(self.pos));
             if goal {
                 return NodeResult::fact(0);
             }
@@ -512,7 +519,7 @@ impl<'a> Iteration<'a> {
         self.buf.moves.clear();
         match single {
             Some(m) => self.buf.moves.push(m),
-            None => movegen::checks(self.pos, &mut self.buf.moves),
+            None => self.rules.checks(self.pos, &mut self.buf.moves),
         }
         if self.buf.moves.is_empty() {
             self.tt.store_fact(key, NEVER, None);
@@ -521,12 +528,19 @@ impl<'a> Iteration<'a> {
         // A mated position is never on the path (path positions all had a move), so no
         // repetition test is needed here. Checks that leave the king a flight square are not
         // played.
-        let flights = movegen::KingFlights::of(self.pos);
         // (After a check the defender is in check: mated when it has no evasion.)
-        if self.mate_among_moves(
-            |pos, m| flights.may_be_covered_by(pos, m),
-            |pos| !movegen::has_evasion(pos),
-        ) {
+        let rules = self.rules;
+        let mate = if rules.fixed_powers() {
+            let flights = movegen::KingFlights::of(self.pos);
+            self.mate_among_moves(
+                |pos, m| flights.may_be_covered_by(pos, m),
+                |pos| !rules.has_evasion(pos),
+            )
+        } else {
+            // (Flight squares need fixed powers.)
+            self.mate_among_moves(|_, _| true, |pos| !rules.has_evasion(pos))
+        };
+        if mate {
             return NodeResult::fact(1);
         }
         // Every check leaves an evasion, so a mate needs at least 1 + 2 more plies.
@@ -540,14 +554,18 @@ impl<'a> Iteration<'a> {
         self.buf.moves.clear();
         match single {
             Some(m) => self.buf.moves.push(m),
-            None => movegen::legal(self.pos, &mut self.buf.moves),
+            None => self.rules.legal(self.pos, &mut self.buf.moves),
         }
         if self.buf.moves.is_empty() {
             self.tt.store_fact(key, NEVER, None);
             return NodeResult::fact(NEVER);
         }
         // Only a reply that checks can mate.
-        if self.mate_among_moves(movegen::gives_check, movegen::is_checkmate) {
+        let rules = self.rules;
+        if self.mate_among_moves(
+            |pos, m| rules.gives_check(pos, m),
+            |pos| rules.is_checkmate(pos),
+        ) {
             return NodeResult::fact(1);
         }
         // No move mates: the goal needs at least this move, a check and a mating move.

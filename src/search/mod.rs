@@ -14,7 +14,7 @@ mod smp;
 pub mod tt;
 
 use crate::shogi::stipulation::{verify_solution, StipulationError};
-use crate::shogi::{Color, Goal, Move, Position, Stipulation};
+use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
 pub use bfs::{DiskBudget, DiskError, LevelStats};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
@@ -175,10 +175,12 @@ pub struct Solver {
     last_attacker: Option<Color>,
     /// The last search's stipulation.
     last_stipulation: Stipulation,
-    /// What the table's bounds are about: the goal, and which side gives the checks. A bound
-    /// is a position's distance to the goal with that side attacking, so a search for another
-    /// goal or with the other side attacking starts from an empty table.
-    table_for: Option<(Goal, Color)>,
+    /// What the table's bounds are about: the goal, which side gives the checks, and the
+    /// rules. A bound is a position's distance to the goal with that side attacking under those
+    /// rules, so a search for another goal, with the other side attacking or under other rules
+    /// starts from an empty table.
+    table_for: Option<(Goal, Color, RuleSet)>,
+
     /// Helper threads for the breadth-first pass, made when first asked for.
     pool: Option<rayon::ThreadPool>,
     /// What breadth-first passes keep from one to the next (made when first needed).
@@ -241,6 +243,7 @@ impl Solver {
             last_attacker: None,
             last_stipulation: Stipulation::HELPMATE,
             table_for: None,
+
             pool: None,
             caches: None,
             helpers: Vec::new(),
@@ -353,17 +356,24 @@ impl Solver {
         })?;
         self.settle();
         let attacker = stipulation.attacker(root.side_to_move());
-        if self.table_for != Some((stipulation.goal, attacker)) {
-            if self.table_for.is_some() {
+        let rules = stipulation.rules();
+        let table_for = Some((stipulation.goal, attacker, rules));
+        if self.table_for != table_for {
+            if let Some((_, _, last_rules)) = self.table_for {
                 // (A fresh solver's table is empty already.) The helpers' tables go too; the
-                // breadth-first pass's dead positions (no check) hold under any goal.
+                // breadth-first pass's dead positions (no check) hold under any goal, but not
+                // under other rules.
                 self.tt.clear();
                 self.helpers.clear();
+                if last_rules != rules {
+                    self.caches = None;
+                }
             }
-            self.table_for = Some((stipulation.goal, attacker));
+            self.table_for = table_for;
         }
         self.last_attacker = Some(attacker);
         self.last_stipulation = stipulation;
+
         let mut run = Run::new(self, root, limits, stop, progress);
         loop {
             if run.breadth_first_is_due() {
@@ -536,6 +546,7 @@ impl<'s, 'p> Run<'s, 'p> {
             budget_bytes: reserve_bytes,
             solution_cap: self.limits.solution_limit.max(1) as u32,
             selfmate: self.limits.stipulation.goal == Goal::Selfmate,
+            rules: self.limits.stipulation.rules(),
             max_plies: self.max_plies,
             interrupt: self.interrupt,
             pool: solver.pool.as_ref().filter(|_| threads >= 2),
@@ -691,7 +702,8 @@ impl<'s, 'p> Run<'s, 'p> {
             self.interrupt,
         )
         .with_node_budget(budget)
-        .with_goal(self.limits.stipulation.goal);
+        .with_goal(self.limits.stipulation.goal)
+        .with_rules(self.limits.stipulation.rules());
         counter.count(0, len);
         self.nodes = counter.nodes;
         if counter.abort != Some(Abort::Budget) {
@@ -707,7 +719,11 @@ impl<'s, 'p> Run<'s, 'p> {
             pool,
             &self.pos,
             &self.solver.tt,
-            (len, self.limits.stipulation.goal),
+            (
+                len,
+                self.limits.stipulation.goal,
+                self.limits.stipulation.rules(),
+            ),
             self.limits.solution_limit,
             self.interrupt,
         );
@@ -778,7 +794,12 @@ impl<'s, 'p> Run<'s, 'p> {
         self.solver.tt.begin_iteration();
         let helpers = self.helpers_for_iteration();
         let root_attacker = !stipulation.defender_first;
-        let shared = SharedIteration::new(depth, stipulation.goal, root_attacker);
+        let shared = SharedIteration::new(
+            depth,
+            stipulation.goal,
+            root_attacker,
+            self.limits.stipulation.rules(),
+        );
         // Helpers take turns: odd ones search this iteration in their own order (racing the
         // main search to a mate), even ones `i` plies deeper (proving the next iterations'
         // facts ahead, which prune more in this one).
@@ -819,7 +840,7 @@ impl<'s, 'p> Run<'s, 'p> {
             let mut it = Iteration::new(
                 main_pos, tt, path, buffers, depth, nodes, budget, interrupt, &mut tick,
             );
-            it.for_problem(stipulation.goal, root_attacker);
+            it.for_problem(stipulation.goal, root_attacker, shared.rules);
             let result = it.root();
             over.store(true, Ordering::Relaxed);
             (result, it.nodes, it.abort, it.best.take())

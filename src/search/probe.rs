@@ -3,7 +3,7 @@
 
 use super::tt::NEVER;
 use super::{Limits, Outcome, Solver};
-use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::movegen::MoveList;
 use crate::shogi::{Color, Goal, Move, Position, Stipulation};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -72,9 +72,10 @@ impl Solver {
         time: Duration,
         stop: &AtomicBool,
     ) -> ProbeReport {
+        let rules = stipulation.rules();
         let role = if pos.side_to_move() == attacker {
             Role::Attacker
-        } else if pos.in_check() || stipulation.defender_first {
+        } else if rules.in_check(pos) || stipulation.defender_first {
             Role::Defender
         } else {
             Role::Outside
@@ -83,8 +84,8 @@ impl Solver {
         let single = self.tt.probe(pos.key()).and_then(|p| p.single);
         let mut moves = MoveList::new();
         match role {
-            Role::Attacker => movegen::checks(pos, &mut moves),
-            Role::Defender => movegen::legal(pos, &mut moves),
+            Role::Attacker => rules.checks(pos, &mut moves),
+            Role::Defender => rules.legal(pos, &mut moves),
             Role::Outside => {}
         }
         let mut children: Vec<ProbeChild> = moves
@@ -96,18 +97,18 @@ impl Solver {
             .collect();
         children.sort_by_key(|c| entry_order(c.entry));
         let from = |defender_first| Stipulation {
-            goal: stipulation.goal,
             defender_first,
+            ..stipulation
         };
         let line = match role {
             Role::Outside => ProbeLine::NoMate,
             // Checkmated: the goal itself when the defender is the side mated (H#).
             Role::Defender if children.is_empty() => match stipulation.goal {
-                Goal::Helpmate if pos.in_check() => ProbeLine::Mate(Vec::new()),
+                Goal::Helpmate if rules.in_check(pos) => ProbeLine::Mate(Vec::new()),
                 _ => ProbeLine::NoMate,
             },
             Role::Attacker if children.is_empty() => match stipulation.goal {
-                Goal::Selfmate if movegen::is_checkmate(pos) => ProbeLine::Mate(Vec::new()),
+                Goal::Selfmate if rules.is_checkmate(pos) => ProbeLine::Mate(Vec::new()),
                 _ => ProbeLine::NoMate,
             },
             Role::Attacker => self.shortest_line(pos, from(false), time, stop),

@@ -5,7 +5,7 @@
 use super::helpmate::{Abort, Buffers, Interrupt, Iteration};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
-use crate::shogi::{Goal, Move, Position};
+use crate::shogi::{Goal, Move, Position, RuleSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A deepening helper thread's own state (it searches the main search's iteration, in another
@@ -48,6 +48,8 @@ pub(super) struct SharedIteration {
     /// The problem: its goal, and whether the attacker is to move at the root.
     pub(super) goal: Goal,
     pub(super) root_attacker: bool,
+    /// The rules moves follow.
+    pub(super) rules: RuleSet,
     /// A helper found a mate within the main search's limit: the main search stops.
     pub(super) mate_found: AtomicBool,
     /// The shortest mate the helpers found.
@@ -57,12 +59,18 @@ pub(super) struct SharedIteration {
 }
 
 impl SharedIteration {
-    pub(super) fn new(main_depth: u32, goal: Goal, root_attacker: bool) -> SharedIteration {
+    pub(super) fn new(
+        main_depth: u32,
+        goal: Goal,
+        root_attacker: bool,
+        rules: RuleSet,
+    ) -> SharedIteration {
         SharedIteration {
             over: AtomicBool::new(false),
             main_depth,
             goal,
             root_attacker,
+            rules,
             mate_found: AtomicBool::new(false),
             mate_line: parking_lot::Mutex::new(None),
             helper_nodes: AtomicU64::new(0),
@@ -131,7 +139,7 @@ impl Helper {
             &mut tick,
         );
         it.as_helper(own, seed, &shared.helper_nodes);
-        it.for_problem(shared.goal, shared.root_attacker);
+        it.for_problem(shared.goal, shared.root_attacker, shared.rules);
         it.root();
         shared
             .helper_nodes
@@ -179,7 +187,7 @@ mod tests {
                 let mut helper = Helper::new(&root, HELPER_TABLE_MB).unwrap();
                 for depth in (5..=25).step_by(2) {
                     shared_table.begin_iteration();
-                    let shared = SharedIteration::new(depth, Goal::Helpmate, true);
+                    let shared = SharedIteration::new(depth, Goal::Helpmate, true, RuleSet::PLAIN);
                     helper.search(&root, &shared_table, depth, 7, &shared);
                     assert!(shared.helper_nodes.load(Ordering::Relaxed) > 0);
                     assert_eq!(

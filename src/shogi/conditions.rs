@@ -109,6 +109,36 @@ const NAMES: [(&str, Condition); 8] = [
     ("禁欲", Condition::Captures(Captures::Ascetic)),
 ];
 
+/// The English names: the USI options' values (`Annan`, `Greedy`), and `PawnDropMate` for
+/// 打歩詰可. Compared in any case; a word ends at a space, `,` or `+`.
+const ENGLISH: [(&str, &str, Condition); 7] = [
+    ("annan", "安南", Condition::Moves(PieceMoves::Annan)),
+    ("anhoku", "安北", Condition::Moves(PieceMoves::Anhoku)),
+    ("taimen", "対面", Condition::Moves(PieceMoves::Taimen)),
+    ("haimen", "背面", Condition::Moves(PieceMoves::Haimen)),
+    ("pawndropmate", "打歩詰可", Condition::PawnDropMate),
+    ("greedy", "強欲", Condition::Captures(Captures::Greedy)),
+    ("ascetic", "禁欲", Condition::Captures(Captures::Ascetic)),
+];
+
+/// The first name of `text` (Japanese, or an English word), and the text after it and the
+/// separators that follow.
+fn next_name(text: &str) -> Option<(&'static str, Condition, &str)> {
+    for (name, condition) in NAMES {
+        if let Some(after) = text.strip_prefix(name) {
+            return Some((name, condition, after));
+        }
+    }
+    let end = text
+        .find(|c: char| !c.is_ascii_alphanumeric())
+        .unwrap_or(text.len());
+    let word = text[..end].to_ascii_lowercase();
+    ENGLISH
+        .iter()
+        .find(|(english, _, _)| *english == word)
+        .map(|&(_, name, condition)| (name, condition, &text[end..]))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Condition {
     Moves(PieceMoves),
@@ -130,17 +160,15 @@ impl Conditions {
     }
 
     /// Reads the condition names composers print before a stipulation (`安南`, `対面打歩詰可`,
-    /// `禁欲`, in any order): the conditions and the text after them, trimmed. Two of one group
+    /// `禁欲`, in any order), or the English ones (`Annan`, `Greedy`, `PawnDropMate`, apart by
+    /// spaces, `,` or `+`): the conditions and the text after them, trimmed. Two of one group
     /// (`安南対面`, `強欲禁欲`) are an error; text that names no condition is left whole.
     pub fn parse_prefix(text: &str) -> Result<(Conditions, &str), ConditionsError> {
         let mut conditions = Conditions::NONE;
         let mut named: (Option<&'static str>, Option<&'static str>) = (None, None);
         let mut rest = text.trim_start();
-        'names: loop {
-            for (name, condition) in NAMES {
-                let Some(after) = rest.strip_prefix(name) else {
-                    continue;
-                };
+        while let Some((name, condition, after)) = next_name(rest) {
+            {
                 match condition {
                     Condition::Moves(moves) => {
                         if let Some(first) = named.0 {
@@ -164,10 +192,9 @@ impl Conditions {
                     }
                     Condition::PawnDropMate => conditions.pawn_drop_mate = PawnDropMate::Allowed,
                 }
-                rest = after.trim_start();
-                continue 'names;
+                rest =
+                    after.trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c == '+');
             }
-            break;
         }
         Ok((conditions, rest))
     }
@@ -358,6 +385,34 @@ mod tests {
             Conditions::parse_prefix("強欲禁欲ばか詰"),
             Err(ConditionsError::Exclusive { .. })
         ));
+        // English names, as the USI options spell them.
+        let greedy_annan = Conditions {
+            piece_moves: PieceMoves::Annan,
+            captures: Captures::Greedy,
+            ..Conditions::NONE
+        };
+        assert_eq!(
+            Conditions::parse_prefix("greedy+Annan HS#"),
+            Ok((greedy_annan, "HS#"))
+        );
+        assert_eq!(
+            Conditions::parse_prefix("Annan, PawnDropMate"),
+            Ok((
+                Conditions {
+                    pawn_drop_mate: PawnDropMate::Allowed,
+                    ..Conditions {
+                        piece_moves: PieceMoves::Annan,
+                        ..Conditions::NONE
+                    }
+                },
+                ""
+            ))
+        );
+        // A word that merely begins with a name is not one.
+        assert_eq!(
+            Conditions::parse_prefix("annanx"),
+            Ok((Conditions::NONE, "annanx"))
+        );
     }
 
     #[test]

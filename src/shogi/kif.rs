@@ -17,6 +17,7 @@
 //! problem, the diagram is the problem).
 
 use super::position::Position;
+use super::rules::RuleSet;
 use super::sfen::SfenError;
 use super::types::{Color, PieceType, Square};
 use thiserror::Error;
@@ -215,6 +216,12 @@ fn parse_rank(text: &str, line: usize) -> Result<[Option<(Color, PieceType)>; 9]
 
 /// Reads a position from a BOD diagram or a KIF file (headers, diagram, moves ignored).
 pub fn parse_bod(text: &str) -> Result<Position, BodError> {
+    parse_bod_under(text, RuleSet::PLAIN)
+}
+
+/// [`parse_bod`], the position validated under `rules` (where pieces may stand and what is
+/// check depend on the piece powers).
+pub fn parse_bod_under(text: &str, rules: RuleSet) -> Result<Position, BodError> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let border = |l: &str| l.trim_start().starts_with("+--");
     let Some(top) = lines.iter().position(|l| border(l)) else {
@@ -334,7 +341,7 @@ pub fn parse_bod(text: &str) -> Result<Position, BodError> {
     }
     sfen.push_str(if hand.is_empty() { "-" } else { &hand });
     sfen.push_str(" 1");
-    Position::from_sfen(&sfen).map_err(BodError::Invalid)
+    Position::from_sfen_under(&sfen, rules).map_err(BodError::Invalid)
 }
 
 /// The position as a BOD diagram in Kifu for Windows layout.

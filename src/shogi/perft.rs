@@ -3,6 +3,7 @@
 use super::conditions::{Captures, Plain, Rules};
 use super::movegen::{self, MoveList};
 use super::position::Position;
+use super::rules::RuleSet;
 use super::types::Move;
 
 /// Leaf count at `depth`. With `bulk`, the last ply counts generated moves instead of playing
@@ -75,6 +76,45 @@ pub fn divide_under<R: Rules>(
         .map(|&m| {
             pos.do_move(m);
             let n = perft_under::<R>(pos, depth.saturating_sub(1), bulk, captures);
+            pos.undo_move(m);
+            (m, n)
+        })
+        .collect()
+}
+
+/// Leaf count at `depth` under any rule set, the captures rule included (for the conditions
+/// that change piece powers, which the generic generator does not handle).
+pub fn perft_rules(pos: &mut Position, depth: u32, bulk: bool, rules: RuleSet) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let mut list = MoveList::new();
+    rules.legal(pos, &mut list);
+    if bulk && depth == 1 {
+        return list.len() as u64;
+    }
+    let mut nodes = 0;
+    for &m in list.iter() {
+        pos.do_move(m);
+        nodes += perft_rules(pos, depth - 1, bulk, rules);
+        pos.undo_move(m);
+    }
+    nodes
+}
+
+/// [`divide`] under any rule set (see [`perft_rules`]).
+pub fn divide_rules(
+    pos: &mut Position,
+    depth: u32,
+    bulk: bool,
+    rules: RuleSet,
+) -> Vec<(Move, u64)> {
+    let mut list = MoveList::new();
+    rules.legal(pos, &mut list);
+    list.iter()
+        .map(|&m| {
+            pos.do_move(m);
+            let n = perft_rules(pos, depth.saturating_sub(1), bulk, rules);
             pos.undo_move(m);
             (m, n)
         })

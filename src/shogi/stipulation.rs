@@ -10,8 +10,14 @@
 //!
 //! The lengths follow: H# odd, H# 受先 even, HS# even, HS# 受先 odd. The attacker is the side
 //! that checks; it is the side to move at the root unless the defender moves first.
+//!
+//! A stipulation also carries the fairy conditions it is played under (安南協力詰: the
+//! conditions' names come first, as composers print them), so that whatever names, stores or
+//! reports a problem's stipulation names its rules too.
 
-use super::movegen::{self, MoveList};
+use super::conditions::{Conditions, ConditionsError};
+use super::movegen::MoveList;
+use super::rules::RuleSet;
 use super::{Color, Move, Position};
 use std::fmt;
 
@@ -31,6 +37,8 @@ pub struct Stipulation {
     pub goal: Goal,
     /// 受先: the side to move at the root is the defender.
     pub defender_first: bool,
+    /// The fairy conditions (none: normal shogi).
+    pub conditions: Conditions,
 }
 
 impl Stipulation {
@@ -38,7 +46,18 @@ impl Stipulation {
     pub const HELPMATE: Stipulation = Stipulation {
         goal: Goal::Helpmate,
         defender_first: false,
+        conditions: Conditions::NONE,
     };
+
+    /// This stipulation's goal and who moves first, under `conditions`.
+    pub fn under(self, conditions: Conditions) -> Stipulation {
+        Stipulation { conditions, ..self }
+    }
+
+    /// The rules moves follow.
+    pub fn rules(self) -> RuleSet {
+        RuleSet::new(self.conditions)
+    }
 
     /// Whether the side that makes the last move of a solution is the attacker.
     pub fn attacker_mates(self) -> bool {
@@ -88,7 +107,9 @@ impl Stipulation {
         }
     }
 
-    /// Why this stipulation cannot be solved from `root`, if it cannot: the kings it needs.
+    /// Why this stipulation cannot be solved from `root`, if it cannot: the kings it needs,
+    /// or a position its conditions do not allow (a piece where it could never move, the side
+    /// not to move in check: both depend on the piece powers).
     pub fn check_position(self, root: &Position) -> Result<(), StipulationError> {
         let attacker = self.attacker(root.side_to_move());
         if root.king(!attacker).is_none() {
@@ -97,16 +118,21 @@ impl Stipulation {
         if self.goal == Goal::Selfmate && root.king(attacker).is_none() {
             return Err(StipulationError::NoAttackerKing);
         }
+        if !self.conditions.is_none() {
+            // (Normal shogi's were checked when the position was read.)
+            Position::from_sfen_under(&root.to_sfen(), self.rules())
+                .map_err(|e| StipulationError::Position(e.to_string()))?;
+        }
         Ok(())
     }
 
     /// The moves the side to move may play in `pos` (`attacker`: whether it is the attacker):
-    /// the attacker's checks, or any legal move of the defender.
+    /// the attacker's checks, or any legal move of the defender, under the conditions.
     pub fn moves(self, pos: &Position, attacker: bool, list: &mut MoveList) {
         if attacker {
-            movegen::checks(pos, list);
+            self.rules().checks(pos, list);
         } else {
-            movegen::legal(pos, list);
+            self.rules().legal(pos, list);
         }
     }
 
@@ -120,8 +146,25 @@ impl Stipulation {
         }
     }
 
-    /// The name composers write: 協力詰, 受先協力詰, 協力自玉詰, 受先協力自玉詰.
-    pub fn japanese(self) -> &'static str {
+    /// The name composers write: 協力詰, 受先協力詰, 協力自玉詰, 受先協力自玉詰, the conditions
+    /// first (安南協力詰, 受先対面打歩詰可協力自玉詰).
+    pub fn japanese(self) -> String {
+        let (first, rest) = self.japanese_parts();
+        format!("{first}{}{rest}", self.conditions.japanese())
+    }
+
+    /// 受先 (or nothing), and the goal's name.
+    fn japanese_parts(self) -> (&'static str, &'static str) {
+        let first = if self.defender_first { "受先" } else { "" };
+        let goal = match self.goal {
+            Goal::Helpmate => "協力詰",
+            Goal::Selfmate => "協力自玉詰",
+        };
+        (first, goal)
+    }
+
+    /// The goal's name without the conditions: 協力詰, 受先協力詰, 協力自玉詰, 受先協力自玉詰.
+    pub fn japanese_goal(self) -> &'static str {
         match (self.goal, self.defender_first) {
             (Goal::Helpmate, false) => "協力詰",
             (Goal::Helpmate, true) => "受先協力詰",
@@ -136,11 +179,26 @@ impl Stipulation {
     /// moving first), with or without a length after it (`協力自玉詰 8手`). Returns the
     /// stipulation and what was left after the name (a length, conditions), trimmed.
     pub fn parse_prefix(text: &str) -> Option<(Stipulation, &str)> {
+        let (first, conditions, t) = Stipulation::split_conditions(text).ok()?;
+        let (goal, rest) = Stipulation::parse_goal(first, t)?;
+        Some((goal.under(conditions), rest))
+    }
+
+    /// 受先 and the conditions before a goal's name (in either order), and the text after them.
+    fn split_conditions(text: &str) -> Result<(bool, Conditions, &str), ConditionsError> {
         let t = text.trim_start();
-        let (defender_first, t) = match t.strip_prefix("受先") {
+        let (first, t) = match t.strip_prefix("受先") {
             Some(rest) => (true, rest.trim_start()),
             None => (false, t),
         };
+        let (conditions, t) = Conditions::parse_prefix(t)?;
+        Ok(match t.strip_prefix("受先") {
+            Some(rest) => (true, conditions, rest.trim_start()),
+            None => (first, conditions, t),
+        })
+    }
+
+    fn parse_goal(defender_first: bool, t: &str) -> Option<(Stipulation, &str)> {
         // Longest names first: 協力自玉詰 before 協力詰's prefix, HS# before H#.
         const NAMES: [(&str, Goal, bool); 12] = [
             ("偶数手ばか詰", Goal::Helpmate, true),
@@ -168,6 +226,7 @@ impl Stipulation {
                     Stipulation {
                         goal,
                         defender_first: defender_first || even,
+                        conditions: Conditions::NONE,
                     },
                     rest.trim(),
                 ));
@@ -178,6 +237,7 @@ impl Stipulation {
                 Stipulation {
                     goal: Goal::Helpmate,
                     defender_first,
+                    conditions: Conditions::NONE,
                 },
                 t[1..].trim(),
             ));
@@ -185,9 +245,25 @@ impl Stipulation {
         None
     }
 
+    /// Reads the rules a user gives on the command line: a stipulation's whole text, or
+    /// conditions alone (`安南`, `Annan, Greedy`, `受先安南`), which keep H#.
+    pub fn parse_rules(text: &str) -> Result<Stipulation, StipulationError> {
+        let (first, conditions, rest) =
+            Stipulation::split_conditions(text).map_err(StipulationError::Conditions)?;
+        if rest.is_empty() && (first || !conditions.is_none()) {
+            return Ok(Stipulation {
+                defender_first: first,
+                ..Stipulation::HELPMATE
+            }
+            .under(conditions));
+        }
+        Stipulation::parse(text)
+    }
+
     /// Reads a stipulation's whole text (see [`Stipulation::parse_prefix`]); an error names
     /// what was not understood.
     pub fn parse(text: &str) -> Result<Stipulation, StipulationError> {
+        Stipulation::split_conditions(text).map_err(StipulationError::Conditions)?;
         match Stipulation::parse_prefix(text) {
             Some((s, "")) => Ok(s),
             Some((_, rest)) => Err(StipulationError::Unknown(rest.to_string())),
@@ -197,8 +273,13 @@ impl Stipulation {
 }
 
 impl fmt::Display for Stipulation {
+    /// The code, with the conditions' USI values after it: `H#`, `HS# (Annan, Greedy)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.code())
+        f.write_str(self.code())?;
+        if !self.conditions.is_none() {
+            write!(f, " ({})", self.conditions)?;
+        }
+        Ok(())
     }
 }
 
@@ -213,6 +294,10 @@ pub enum StipulationError {
          偶数手ばか詰, with 受先 for the defender moving first)"
     )]
     Unknown(String),
+    #[error("{0}")]
+    Conditions(ConditionsError),
+    #[error("the position does not fit the conditions: {0}")]
+    Position(String),
 }
 
 /// Replays `line` from `root` under `stipulation` and checks that it is a solution: every move
@@ -236,19 +321,31 @@ pub fn verify_solution(
         ));
     }
     let attacker = stipulation.attacker(root.side_to_move());
+    let rules = stipulation.rules();
     let mut pos = root.clone();
+    let mut allowed = MoveList::new();
     for (i, &m) in line.iter().enumerate() {
-        if !movegen::is_legal_move(&pos, m) {
+        if !rules.is_legal_move(&pos, m) {
             return Err(format!("ply {}: {m} is not legal", i + 1));
         }
-        if pos.side_to_move() == attacker && !movegen::gives_check(&pos, m) {
+        let attacks = pos.side_to_move() == attacker;
+        if attacks && !rules.gives_check(&pos, m) {
             return Err(format!(
                 "ply {}: attacker move {m} does not give check",
                 i + 1
             ));
         }
+        allowed.clear();
+        stipulation.moves(&pos, attacks, &mut allowed);
+        if !allowed.contains(m) {
+            return Err(format!(
+                "ply {}: {m} is not allowed by the captures rule ({})",
+                i + 1,
+                stipulation.conditions
+            ));
+        }
         pos.do_move(m);
-        if i + 1 < line.len() && movegen::is_checkmate(&pos) {
+        if i + 1 < line.len() && rules.is_checkmate(&pos) {
             return Err(format!(
                 "ply {}: the line is over (checkmate) before it ends",
                 i + 1
@@ -264,7 +361,7 @@ pub fn verify_solution(
     if mated != wanted {
         return Err("the last move is not the mating side's".to_string());
     }
-    if movegen::is_checkmate(&pos) {
+    if rules.is_checkmate(&pos) {
         Ok(())
     } else {
         Err("the final position is not checkmate".to_string())
@@ -281,6 +378,7 @@ mod tests {
         let hs = Stipulation {
             goal: Goal::Selfmate,
             defender_first: false,
+            conditions: Conditions::NONE,
         };
         let first = |s: Stipulation| Stipulation {
             defender_first: true,
@@ -306,6 +404,29 @@ mod tests {
             Stipulation::parse_prefix("協力自玉詰 8手"),
             Some((hs, "8手"))
         );
+        let annan_hs = hs.under(Conditions {
+            piece_moves: crate::shogi::conditions::PieceMoves::Annan,
+            ..Conditions::NONE
+        });
+        assert_eq!(Stipulation::parse("安南協力自玉詰"), Ok(annan_hs));
+        assert_eq!(
+            Stipulation::parse("受先安南協力自玉詰"),
+            Ok(first(annan_hs))
+        );
+        assert_eq!(
+            Stipulation::parse("安南受先協力自玉詰"),
+            Ok(first(annan_hs))
+        );
+        assert_eq!(Stipulation::parse_rules("Annan HS#"), Ok(annan_hs));
+        assert_eq!(
+            Stipulation::parse_rules("安南").map(|s| s.goal),
+            Ok(Goal::Helpmate)
+        );
+        assert_eq!(annan_hs.japanese(), "安南協力自玉詰");
+        assert!(matches!(
+            Stipulation::parse("安南対面ばか詰"),
+            Err(StipulationError::Conditions(_))
+        ));
         assert!(Stipulation::parse("詰将棋").is_err());
         assert!(Stipulation::parse("HSX").is_err());
         assert!(Stipulation::parse("HS# extra").is_err());
@@ -323,6 +444,7 @@ mod tests {
             let s = Stipulation {
                 goal,
                 defender_first,
+                conditions: Conditions::NONE,
             };
             assert_eq!(s.length_parity(), parity, "{s}");
             assert_eq!(s.length_at_least(u32::MAX), u32::MAX, "{s}");
@@ -346,6 +468,7 @@ mod tests {
         let hs = Stipulation {
             goal: Goal::Selfmate,
             defender_first: false,
+            conditions: Conditions::NONE,
         };
         assert!(
             verify_solution(&root, hs, &[mate]).is_err(),
@@ -357,11 +480,13 @@ mod tests {
         let hs_first = Stipulation {
             goal: Goal::Selfmate,
             defender_first: true,
+            conditions: Conditions::NONE,
         };
         assert_eq!(verify_solution(&root, hs_first, &[mate]), Ok(()));
         let h_first = Stipulation {
             goal: Goal::Helpmate,
             defender_first: true,
+            conditions: Conditions::NONE,
         };
         assert!(verify_solution(&root, h_first, &[mate]).is_err());
     }

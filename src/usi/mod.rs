@@ -16,7 +16,7 @@ use crate::search::probe::{ProbeLine, ProbeReport, Role, TableEntry};
 use crate::search::{
     self, Limits, Outcome, Progress, SearchError, SearchResult, Solutions, Solver, NEVER,
 };
-use crate::shogi::{Move, Position};
+use crate::shogi::{Move, Position, RuleSet};
 use command::{Command, MateTime, PositionBase};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use options::OptionChange;
@@ -378,15 +378,17 @@ impl Session {
             }
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
             Command::UsiNewGame | Command::GameOver => {}
-            Command::Position { base, moves } => match build_position(&base, &moves) {
-                Ok(p) => self.position = p,
-                Err(e) => self.error(&format!("{e}; position unchanged")),
-            },
+            Command::Position { base, moves } => {
+                match build_position(&base, &moves, self.rules()) {
+                    Ok(p) => self.position = p,
+                    Err(e) => self.error(&format!("{e}; position unchanged")),
+                }
+            }
             Command::GoMate(time) => self.go_mate(time),
             Command::Probe { base, moves } => {
                 let target = match &base {
-                    Some(base) => build_position(base, &moves),
-                    None => play_moves(self.position.clone(), &moves),
+                    Some(base) => build_position(base, &moves, self.rules()),
+                    None => play_moves(self.position.clone(), &moves, self.rules()),
                 };
                 match target {
                     Ok(p) => {
@@ -427,11 +429,19 @@ impl Session {
             Ok(OptionChange::DiskCapMb(mb)) => self.config.disk_cap_mb = mb,
             Ok(OptionChange::Goal(goal)) => self.config.goal = goal,
             Ok(OptionChange::DefenderFirst(first)) => self.config.defender_first = first,
+            Ok(OptionChange::PieceMoves(moves)) => self.config.piece_moves = moves,
+            Ok(OptionChange::PawnDropMate(rule)) => self.config.pawn_drop_mate = rule,
+            Ok(OptionChange::Captures(rule)) => self.config.captures = rule,
             Ok(OptionChange::ClearHash) => {
                 let _ = self.jobs.send(Job::Clear);
             }
             Ok(OptionChange::Ignored) => {}
         }
+    }
+
+    /// The rules the options set: positions and moves are read under them.
+    fn rules(&self) -> RuleSet {
+        self.config.stipulation().rules()
     }
 
     fn go_mate(&mut self, time: MateTime) {
@@ -466,19 +476,26 @@ impl Session {
 }
 
 /// Builds the position of a `position` command; any error leaves the caller's position as is.
-pub fn build_position(base: &PositionBase, moves: &[String]) -> Result<Position, String> {
+/// The position and the moves are read under `rules`.
+pub fn build_position(
+    base: &PositionBase,
+    moves: &[String],
+    rules: RuleSet,
+) -> Result<Position, String> {
     let pos = match base {
         PositionBase::Startpos => Position::startpos(),
-        PositionBase::Sfen(s) => Position::from_sfen(s).map_err(|e| format!("bad SFEN: {e}"))?,
+        PositionBase::Sfen(s) => {
+            Position::from_sfen_under(s, rules).map_err(|e| format!("bad SFEN: {e}"))?
+        }
     };
-    play_moves(pos, moves)
+    play_moves(pos, moves, rules)
 }
 
-/// `pos` after the USI `moves`; the error names the first move that is not legal.
-pub fn play_moves(mut pos: Position, moves: &[String]) -> Result<Position, String> {
+/// `pos` after the USI `moves`, legal under `rules`; the error names the first that is not.
+pub fn play_moves(mut pos: Position, moves: &[String], rules: RuleSet) -> Result<Position, String> {
     for (i, text) in moves.iter().enumerate() {
         let m = pos
-            .parse_move(text)
+            .parse_move_under(text, rules)
             .map_err(|e| format!("move {} of the list: {e}", i + 1))?;
         pos.do_move(m);
     }

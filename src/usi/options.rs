@@ -1,6 +1,7 @@
 //! The engine's USI options: declaration (`usi`) and validation (`setoption`).
 
 use crate::config::{EngineConfig, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_SOLUTION_LIMIT, MAX_THREADS};
+use crate::shogi::conditions::{Captures, ConditionsError, PawnDropMate, PieceMoves};
 use crate::shogi::{Goal, Stipulation};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -16,6 +17,9 @@ pub enum OptionChange {
     DiskCapMb(usize),
     Goal(Goal),
     DefenderFirst(bool),
+    PieceMoves(PieceMoves),
+    PawnDropMate(PawnDropMate),
+    Captures(Captures),
     ClearHash,
     /// A GUI-standard option this engine has no use for (accepted silently).
     Ignored,
@@ -40,6 +44,8 @@ pub enum OptionError {
     BadStipulation(String),
     #[error("option {name}: '{value}' is not true or false")]
     BadCheck { name: &'static str, value: String },
+    #[error("option {0}")]
+    BadCondition(ConditionsError),
 }
 
 /// `option ...` lines for the `usi` answer, with defaults from the configuration.
@@ -76,6 +82,18 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
             "option name DefenderFirst type check default {}",
             config.defender_first
         ),
+        format!(
+            "option name PieceMoves type combo default {} var Normal var Annan var Anhoku var Taimen var Haimen",
+            config.piece_moves.usi_name()
+        ),
+        format!(
+            "option name PawnDropMate type combo default {} var Illegal var Allowed",
+            config.pawn_drop_mate.usi_name()
+        ),
+        format!(
+            "option name Captures type combo default {} var Free var Greedy var Ascetic",
+            config.captures.usi_name()
+        ),
         "option name ClearHash type button".to_string(),
     ]
 }
@@ -93,11 +111,21 @@ fn goal_name(goal: Goal) -> &'static str {
 fn goal(value: Option<&str>) -> Result<Goal, OptionError> {
     let value = value.ok_or(OptionError::MissingValue("Stipulation"))?;
     match Stipulation::parse(value) {
-        Ok(s) if !s.defender_first => Ok(s.goal),
+        Ok(s) if !s.defender_first && s.conditions.is_none() => Ok(s.goal),
         _ => Err(OptionError::BadStipulation(
             value.chars().take(40).collect(),
         )),
     }
+}
+
+/// A combo value of a condition (`PieceMoves`, `PawnDropMate`, `Captures`), in any case.
+fn condition<T>(name: &'static str, value: Option<&str>) -> Result<T, OptionError>
+where
+    T: std::str::FromStr<Err = ConditionsError>,
+{
+    let value = value.ok_or(OptionError::MissingValue(name))?;
+    let value: String = value.chars().take(40).collect();
+    value.parse().map_err(OptionError::BadCondition)
 }
 
 /// A `check` value: `true` or `false`.
@@ -165,6 +193,9 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
         "diskcap" => spin("DiskCap", value, 0, MAX_DISK_CAP_MB).map(OptionChange::DiskCapMb),
         "stipulation" => goal(value).map(OptionChange::Goal),
         "defenderfirst" => check("DefenderFirst", value).map(OptionChange::DefenderFirst),
+        "piecemoves" => condition("PieceMoves", value).map(OptionChange::PieceMoves),
+        "pawndropmate" => condition("PawnDropMate", value).map(OptionChange::PawnDropMate),
+        "captures" => condition("Captures", value).map(OptionChange::Captures),
         "clearhash" | "clear hash" => Ok(OptionChange::ClearHash),
         _ if lower.starts_with("usi_") => Ok(OptionChange::Ignored),
         _ => Err(OptionError::Unknown(name.chars().take(40).collect())),
@@ -206,6 +237,26 @@ mod tests {
             Err(OptionError::Unknown("Foo".into()))
         );
         assert_eq!(parse_change("ClearHash", None), Ok(OptionChange::ClearHash));
+        assert_eq!(
+            parse_change("PieceMoves", Some("annan")),
+            Ok(OptionChange::PieceMoves(PieceMoves::Annan))
+        );
+        assert_eq!(
+            parse_change("Captures", Some("Greedy")),
+            Ok(OptionChange::Captures(Captures::Greedy))
+        );
+        assert_eq!(
+            parse_change("PawnDropMate", Some("Allowed")),
+            Ok(OptionChange::PawnDropMate(PawnDropMate::Allowed))
+        );
+        assert!(matches!(
+            parse_change("PieceMoves", Some("Annam")),
+            Err(OptionError::BadCondition(_))
+        ));
+        assert_eq!(
+            parse_change("Captures", None),
+            Err(OptionError::MissingValue("Captures"))
+        );
         assert_eq!(
             parse_change("DiskCap", Some("0")),
             Ok(OptionChange::DiskCapMb(0))

@@ -114,22 +114,20 @@ fn solve_entry(
     options: &SolveOptions,
     stop: &AtomicBool,
 ) -> Report {
-    match input::parse_problem(&entry.text, options.format) {
+    let stipulation = options.stipulation_for(entry.stipulation);
+    match input::parse_problem_under(&entry.text, options.format, stipulation.rules()) {
         Err(e) => Report::input_error(
             entry.name.clone(),
             &entry.text,
             format!("line {}: {e}", entry.line),
         ),
-        Ok(position) => {
-            let stipulation = options.stipulation_for(entry.stipulation);
-            solve_position(
-                solver,
-                entry.name.clone(),
-                (&position, stipulation),
-                options,
-                stop,
-            )
-        }
+        Ok(position) => solve_position(
+            solver,
+            entry.name.clone(),
+            (&position, stipulation),
+            options,
+            stop,
+        ),
     }
 }
 

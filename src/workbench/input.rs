@@ -1,9 +1,9 @@
 //! Problem input for the command line: SFEN, a USI `position ...` string, or a BOD diagram /
 //! KIF file, detected automatically or forced with `--format`.
 
-use crate::shogi::kif::{parse_bod, BodError};
+use crate::shogi::kif::{parse_bod_under, BodError};
 use crate::shogi::stipulation::StipulationError;
-use crate::shogi::{Position, SfenError, Stipulation};
+use crate::shogi::{Position, RuleSet, SfenError, Stipulation};
 use crate::usi::command::{Command, CommandError};
 use thiserror::Error;
 
@@ -52,8 +52,18 @@ pub fn detect(text: &str) -> Format {
     }
 }
 
-/// Reads one problem.
+/// Reads one problem (normal shogi's rules).
 pub fn parse_problem(text: &str, format: Format) -> Result<Position, InputError> {
+    parse_problem_under(text, format, RuleSet::PLAIN)
+}
+
+/// Reads one problem to be solved under `rules`, which say where pieces may stand and what is
+/// check.
+pub fn parse_problem_under(
+    text: &str,
+    format: Format,
+    rules: RuleSet,
+) -> Result<Position, InputError> {
     let text = text.trim_start_matches('\u{feff}');
     if text.trim().is_empty() {
         return Err(InputError::Empty);
@@ -66,18 +76,18 @@ pub fn parse_problem(text: &str, format: Format) -> Result<Position, InputError>
         Format::Sfen => {
             let t = text.trim();
             let t = t.strip_prefix("sfen ").unwrap_or(t);
-            Ok(Position::from_sfen(t)?)
+            Ok(Position::from_sfen_under(t, rules)?)
         }
         Format::Usi => match Command::parse(text.trim()) {
             Ok(Command::Position { base, moves }) => {
-                crate::usi::build_position(&base, &moves).map_err(InputError::Usi)
+                crate::usi::build_position(&base, &moves, rules).map_err(InputError::Usi)
             }
             Ok(_) => Err(InputError::Usi(
                 "expected 'position startpos|sfen ...'".into(),
             )),
             Err(CommandError::Syntax(e)) | Err(CommandError::Unknown(e)) => Err(InputError::Usi(e)),
         },
-        Format::Bod | Format::Kif => Ok(parse_bod(text)?),
+        Format::Bod | Format::Kif => Ok(parse_bod_under(text, rules)?),
         Format::Auto => unreachable!("resolved above"),
     }
 }
@@ -106,21 +116,24 @@ pub fn named_stipulation(text: &str) -> Result<Option<Stipulation>, InputError> 
     Ok(first.and_then(|l| Stipulation::parse_prefix(l).map(|(s, _)| s)))
 }
 
-/// Reads one problem and the stipulation its file names (diagrams and KIF files only; see
-/// [`named_stipulation`]).
+/// Reads one problem and its stipulation: `choose` gets the one its file names (diagrams and
+/// KIF files only; see [`named_stipulation`]) and says which holds; the position is read under
+/// that one's rules.
 pub fn parse_problem_and_stipulation(
     text: &str,
     format: Format,
-) -> Result<(Position, Option<Stipulation>), InputError> {
-    let position = parse_problem(text, format)?;
-    let format = match format {
+    choose: impl FnOnce(Option<Stipulation>) -> Stipulation,
+) -> Result<(Position, Stipulation), InputError> {
+    let resolved = match format {
         Format::Auto => detect(text.trim_start_matches('\u{feff}')),
         f => f,
     };
-    let stipulation = match format {
+    let named = match resolved {
         Format::Bod | Format::Kif => named_stipulation(text)?,
         _ => None,
     };
+    let stipulation = choose(named);
+    let position = parse_problem_under(text, format, stipulation.rules())?;
     Ok((position, stipulation))
 }
 
@@ -180,20 +193,36 @@ mod tests {
             crate::shogi::kif::to_bod(&Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b G 1").unwrap());
         assert_eq!(named_stipulation(&bod).unwrap(), None);
         let fm = format!("協力自玉詰 8手\n{bod}");
-        let (pos, s) = parse_problem_and_stipulation(&fm, Format::Auto).unwrap();
+        let named = |n: Option<Stipulation>| n.unwrap_or_default();
+        let (pos, s) = parse_problem_and_stipulation(&fm, Format::Auto, named).unwrap();
         assert_eq!(pos.to_sfen(), "4k4/9/9/9/9/9/9/9/4K4 b G 1");
-        assert_eq!(s.map(|s| s.goal), Some(Goal::Selfmate));
+        assert_eq!(s.goal, Goal::Selfmate);
         let kif = format!("作品形式：受先ばか詰\n手合割：平手\n{bod}");
-        let s = parse_problem_and_stipulation(&kif, Format::Auto)
+        let s = parse_problem_and_stipulation(&kif, Format::Auto, named)
             .unwrap()
-            .1
-            .unwrap();
+            .1;
         assert!(s.defender_first && s.goal == Goal::Helpmate);
         let odd = format!("作品形式：詰将棋\n{bod}");
         assert!(matches!(
-            parse_problem_and_stipulation(&odd, Format::Auto),
+            parse_problem_and_stipulation(&odd, Format::Auto, named),
             Err(InputError::Stipulation(_))
         ));
+        // Conditions in the name, and a position only they allow (a pawn on the last rank
+        // under 安南): read under the rules the file names.
+        let annan = "安南協力詰 3手\n".to_string()
+            + &crate::shogi::kif::to_bod(
+                &Position::from_sfen_under(
+                    "4k3P/9/9/9/9/9/9/9/4K4 b G 1",
+                    Stipulation::parse("安南ばか詰").unwrap().rules(),
+                )
+                .unwrap(),
+            );
+        let (pos, s) = parse_problem_and_stipulation(&annan, Format::Auto, named).unwrap();
+        assert_eq!(s.japanese(), "安南協力詰");
+        assert_eq!(pos.to_sfen(), "4k3P/9/9/9/9/9/9/9/4K4 b G 1");
+        assert!(
+            parse_problem_and_stipulation(&annan, Format::Auto, |_| Stipulation::HELPMATE).is_err()
+        );
     }
 
     #[test]

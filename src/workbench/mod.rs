@@ -7,7 +7,7 @@ pub mod input;
 pub mod report;
 
 use crate::search::{self, Limits, Solver};
-use crate::shogi::{Position, Stipulation};
+use crate::shogi::{Position, RuleSet, Stipulation};
 use input::{Format, InputError};
 use report::{Report, Status};
 use std::io::{IsTerminal, Read, Write};
@@ -217,16 +217,22 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
 }
 
 fn solve_text(text: &str, options: &SolveOptions) -> u8 {
-    let (position, named) = match input::parse_problem_and_stipulation(text, options.format) {
+    let chosen = input::parse_problem_and_stipulation(text, options.format, |named| {
+        options.stipulation_for(named)
+    });
+    let (position, stipulation) = match chosen {
         Ok(p) => p,
         Err(e) => return report_input_error(text, &e, options),
     };
-    let stipulation = options.stipulation_for(named);
     let mut solver = match solver_for(options, "kyozume solve") {
         Ok(s) => s,
         Err(status) => return status,
     };
-    let target = match options.probe.as_deref().map(|t| probe_target(&position, t)) {
+    let target = match options
+        .probe
+        .as_deref()
+        .map(|t| probe_target(&position, t, stipulation.rules()))
+    {
         Some(Err(e)) => {
             eprintln!("kyozume solve: --probe: {e}");
             return exit::BAD_INPUT;
@@ -276,22 +282,22 @@ const PROBE_TIME: Duration = Duration::from_secs(5);
 
 /// The position `--probe` asks about: an SFEN, a `position ...` string, or USI moves played
 /// from the problem's position.
-fn probe_target(problem: &Position, text: &str) -> Result<Position, String> {
+fn probe_target(problem: &Position, text: &str, rules: RuleSet) -> Result<Position, String> {
     let text = text.trim();
-    if let Ok(p) = Position::from_sfen(text) {
+    if let Ok(p) = Position::from_sfen_under(text, rules) {
         return Ok(p);
     }
     if text.starts_with("position") {
         return match crate::usi::command::Command::parse(text) {
             Ok(crate::usi::command::Command::Position { base, moves }) => {
-                crate::usi::build_position(&base, &moves)
+                crate::usi::build_position(&base, &moves, rules)
             }
             Ok(_) => Err("expected a position".to_string()),
             Err(e) => Err(e.to_string()),
         };
     }
     let moves: Vec<String> = text.split_whitespace().map(String::from).collect();
-    crate::usi::play_moves(problem.clone(), &moves)
+    crate::usi::play_moves(problem.clone(), &moves, rules)
         .map_err(|e| format!("not an SFEN, and as moves from the problem: {e}"))
 }
 

@@ -12,6 +12,7 @@ use super::level::{Link, Mate, Parent};
 use crate::search::machine::prefetch_write;
 use crate::search::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::RuleSet;
 use crate::shogi::{Move, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -111,6 +112,8 @@ pub(super) struct Looking {
     /// HS#: a defender's reply that mates the attacker ends a line, and a check that mates the
     /// defender is a dead end (H#: such a check ends a line).
     pub selfmate: bool,
+    /// The rules moves follow.
+    pub rules: RuleSet,
     /// Stop at the first mate.
     pub first_mate_only: bool,
     /// Another thread found a mate on this level: keep no children.
@@ -125,6 +128,8 @@ pub(super) struct Expansion {
     children: Vec<Child>,
     evasions: MoveList,
     scratch: MoveList,
+    /// The rules of the last `generate`, which `resolve` follows too.
+    rules: RuleSet,
 }
 
 impl Expansion {
@@ -136,6 +141,7 @@ impl Expansion {
             children: Vec::with_capacity(movegen::MAX_MOVES),
             evasions: MoveList::new(),
             scratch: MoveList::new(),
+            rules: RuleSet::PLAIN,
         }
     }
 
@@ -154,9 +160,11 @@ impl Expansion {
     ) -> u64 {
         let Looking {
             selfmate,
+            rules,
             first_mate_only,
             mate_elsewhere,
         } = looking;
+        self.rules = rules;
         // (Children of the mate level are never resolved.)
         self.children.clear();
         let Parent {
@@ -174,7 +182,7 @@ impl Expansion {
             pos.do_move(check);
             nodes += 1;
             self.evasions.clear();
-            movegen::evasions(pos, &mut self.evasions);
+            rules.evasions(pos, &mut self.evasions);
             if self.evasions.is_empty() {
                 // (In HS# the attacker has mated the defender: a dead end.)
                 if !selfmate {
@@ -195,10 +203,10 @@ impl Expansion {
             }
             if selfmate {
                 for &reply in self.evasions.iter() {
-                    if movegen::gives_check(pos, reply) {
+                    if rules.gives_check(pos, reply) {
                         pos.do_move(reply);
                         self.scratch.clear();
-                        movegen::evasions(pos, &mut self.scratch);
+                        rules.evasions(pos, &mut self.scratch);
                         pos.undo_move(reply);
                         if self.scratch.is_empty() {
                             mates.push(Mate {
@@ -265,7 +273,7 @@ impl Expansion {
             // A position without a check leads nowhere: it is not kept, and met again it is
             // tested again (or found in the dead cache).
             self.scratch.clear();
-            movegen::checks(pos, &mut self.scratch);
+            self.rules.checks(pos, &mut self.scratch);
             if self.scratch.is_empty() {
                 dead.insert(child.key);
             } else if let Err(stop) = sink.add(NewChild {

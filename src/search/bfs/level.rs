@@ -2,7 +2,8 @@
 //! reached (a link to its parent), the edges into the next level, and what expanding it came to.
 
 use crate::search::helpmate::{Abort, Interrupt};
-use crate::shogi::movegen::{self, MoveList};
+use crate::shogi::movegen::MoveList;
+use crate::shogi::RuleSet;
 use crate::shogi::{Move, PackedPosition, Position};
 
 /// How a position of level `k + 1` was reached from level `k`.
@@ -38,10 +39,10 @@ pub(super) struct LevelPositions {
 }
 
 impl LevelPositions {
-    pub(super) fn root(root: &Position) -> LevelPositions {
+    pub(super) fn root(root: &Position, rules: RuleSet) -> LevelPositions {
         let mut level = LevelPositions::default();
         let mut checks = MoveList::new();
-        movegen::checks(root, &mut checks);
+        rules.checks(root, &mut checks);
         level.push(root.pack(), &checks);
         level
     }
@@ -162,6 +163,8 @@ pub(super) struct Level<'a> {
     pub cap: u32,
     /// HS#: a defender's reply that mates the attacker ends a line (H#: a check that mates).
     pub selfmate: bool,
+    /// The rules moves follow.
+    pub rules: RuleSet,
     pub interrupt: Interrupt<'a>,
     /// Bytes held besides the key set and what this level adds: the links of earlier levels,
     /// this level's positions and counts.

@@ -35,6 +35,7 @@ pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
 
 use super::helpmate::{Abort, Interrupt};
+use crate::shogi::RuleSet;
 use crate::shogi::{Move, Position};
 use expand::{DeadCache, Pipeline};
 use graph::LevelGraph;
@@ -142,6 +143,8 @@ pub(crate) struct BfsLimits<'a> {
     pub solution_cap: u32,
     /// HS#: the defender's reply mates (see [`expand::Looking::selfmate`]); H# otherwise.
     pub selfmate: bool,
+    /// The rules moves follow.
+    pub rules: RuleSet,
     pub max_plies: u32,
     pub interrupt: Interrupt<'a>,
     /// Threads to expand each level with (see `parallel.rs`); None: this thread alone.
@@ -227,7 +230,7 @@ impl Pass {
         self.seen.bytes() + self.level.bytes() + self.counts.capacity() * 4 + self.graph.bytes()
     }
 
-    fn new(root: &Position) -> Pass {
+    fn new(root: &Position, rules: RuleSet) -> Pass {
         // Only attacker positions with a check are recorded: a defender position met twice
         // costs one more evasion generation, which is cheaper than remembering every one of
         // them, and a position without a check has no future.
@@ -235,7 +238,7 @@ impl Pass {
         let _ = seen.insert(root.key(), usize::MAX, false);
         Pass {
             seen,
-            level: LevelPositions::root(root),
+            level: LevelPositions::root(root, rules),
             counts: vec![1],
             graph: LevelGraph::default(),
             at: PassAt::default(),
@@ -300,7 +303,7 @@ pub(crate) fn search_in_pool(
     more_memory: &mut (dyn FnMut() -> usize + Send),
     caches: &mut Caches,
 ) -> (BfsOutcome, Pass) {
-    let mut pass = Pass::new(root);
+    let mut pass = Pass::new(root, limits.rules);
     // On this thread until the threads are due (a short pass ends before: handing it to the
     // pool cost more than the pass, 20 us of 15).
     if let Some(outcome) = search(
@@ -540,6 +543,7 @@ fn search(
                 counts,
                 cap,
                 selfmate: limits.selfmate,
+                rules: limits.rules,
                 interrupt: limits.interrupt,
                 held,
             };
@@ -824,6 +828,7 @@ impl NarrowLoop<'_> {
                 interrupt: limits.interrupt,
                 cap,
                 selfmate: limits.selfmate,
+                rules: limits.rules,
                 batch: limits.parallel_batch_positions,
                 claims_percent: limits.narrow_claims_percent,
                 wide: limits.narrow_below.saturating_mul(2),

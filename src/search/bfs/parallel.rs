@@ -760,6 +760,7 @@ fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expande
                     mates,
                     Looking {
                         selfmate: level.selfmate,
+                        rules: level.rules,
                         first_mate_only: !level.counting(),
                         mate_elsewhere: elsewhere,
                     },
@@ -1128,7 +1129,7 @@ mod tests {
     use crate::search::bfs::crew;
     use crate::search::bfs::expand_level as expand_on_one_thread;
     use crate::search::helpmate::Interrupt;
-    use crate::shogi::Position;
+    use crate::shogi::{Position, RuleSet};
 
     /// What a level came to, comparable.
     #[derive(PartialEq)]
@@ -1212,7 +1213,7 @@ mod tests {
         for seen in [&mut alone, &mut shared] {
             seen.insert(root.key(), usize::MAX, false).unwrap();
         }
-        let mut level = LevelPositions::root(root);
+        let mut level = LevelPositions::root(root, RuleSet::PLAIN);
         let mut counts = vec![1];
         let stop = AtomicBool::new(false);
         let mut positions = 0;
@@ -1225,6 +1226,7 @@ mod tests {
                 counts: &counts,
                 cap,
                 selfmate: false,
+                rules: RuleSet::PLAIN,
                 interrupt: Interrupt {
                     stop: &stop,
                     deadline: None,

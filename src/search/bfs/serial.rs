@@ -159,6 +159,7 @@ pub(super) fn expand_level(
             &mut mates,
             Looking {
                 selfmate: level.selfmate,
+                rules: level.rules,
                 first_mate_only: !counting,
                 mate_elsewhere: false,
             },

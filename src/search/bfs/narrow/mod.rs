@@ -44,6 +44,7 @@ use super::graph::LevelGraph;
 use super::keyset::KeySet;
 use super::level::{LevelOutcome, LevelPositions, Line};
 use crate::search::helpmate::Interrupt;
+use crate::shogi::RuleSet;
 use cells::{PhasedCell, Placed, Shards, GO_ON};
 use claims::{claim_mask, Claims, CLAIM_SLOTS};
 use leader::{Ended, Leader};
@@ -171,6 +172,8 @@ pub(super) struct Setup<'a> {
     pub cap: u32,
     /// HS# (see [`Looking::selfmate`](super::expand::Looking::selfmate)).
     pub selfmate: bool,
+    /// The rules moves follow.
+    pub rules: RuleSet,
     /// Positions in each batch (None: guided, see `cut_into_batches`).
     pub batch: Option<usize>,
     /// See [`NARROW_CLAIMS_PERCENT`].
@@ -197,6 +200,7 @@ pub(super) fn run(
         interrupt,
         cap,
         selfmate,
+        rules,
         batch,
         claims_percent,
         wide,
@@ -232,6 +236,7 @@ pub(super) fn run(
         interrupt,
         cap,
         selfmate,
+        rules,
         batch,
         claims_percent,
         wide,

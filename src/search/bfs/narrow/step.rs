@@ -12,6 +12,7 @@ use crate::search::bfs::keyset::{self, shards_of, KeySet};
 use crate::search::bfs::level::{Line, Link, Parent};
 use crate::search::bfs::parallel::cut_into_batches;
 use crate::search::helpmate::{Interrupt, POLL_INTERVAL};
+use crate::shogi::RuleSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -30,6 +31,7 @@ pub(super) struct Run<'r> {
     pub(super) cap: u32,
     /// See [`Looking::selfmate`].
     pub(super) selfmate: bool,
+    pub(super) rules: RuleSet,
     pub(super) batch: Option<usize>,
     pub(super) claims_percent: usize,
     pub(super) wide: usize,
@@ -227,6 +229,7 @@ impl Run<'_> {
                     mates,
                     Looking {
                         selfmate: self.selfmate,
+                        rules: self.rules,
                         first_mate_only: !counting,
                         mate_elsewhere: elsewhere,
                     },

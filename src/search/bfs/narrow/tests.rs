@@ -4,7 +4,7 @@ mod same_levels {
     use crate::search::bfs::narrow::NARROW_CLAIMS_PERCENT;
     use crate::search::bfs::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget};
     use crate::search::helpmate::Interrupt;
-    use crate::shogi::Position;
+    use crate::shogi::{Position, RuleSet};
     use std::sync::atomic::AtomicBool;
 
     /// How the loop is set for a pass: levels narrower than `below` go to it (0: none), which
@@ -37,6 +37,7 @@ mod same_levels {
             budget_bytes: 1 << 30,
             solution_cap: cap,
             selfmate: false,
+            rules: RuleSet::PLAIN,
             max_plies,
             interrupt: Interrupt {
                 stop: &stop,
@@ -164,7 +165,7 @@ mod stops {
     use crate::search::bfs::narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
     use crate::search::bfs::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget, GiveUp};
     use crate::search::helpmate::{Abort, Interrupt};
-    use crate::shogi::Position;
+    use crate::shogi::{Position, RuleSet};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
@@ -190,6 +191,7 @@ mod stops {
                 budget_bytes: 1 << 30,
                 solution_cap: 2,
                 selfmate: false,
+                rules: RuleSet::PLAIN,
                 max_plies: u32::MAX,
                 interrupt: Interrupt {
                     stop: &stop,
