@@ -15,6 +15,7 @@
 
 use super::movegen::{self, MoveList};
 use super::position::Position;
+use super::rules::RuleSet;
 use super::types::{Color, Move, PieceType, Square};
 use thiserror::Error;
 
@@ -219,8 +220,19 @@ fn disambiguation(pos: &Position, m: Move, legal: &[Move]) -> String {
 /// One move in Japanese, with the side mark: `▲２三金打`, `△同玉`, `▲３二角成`.
 /// `previous` is the destination of the move before (for 同).
 pub fn move_to_japanese(pos: &Position, m: Move, previous: Option<Square>) -> String {
+    move_to_japanese_under(pos, m, previous, RuleSet::PLAIN)
+}
+
+/// [`move_to_japanese`] under `rules`: which other pieces could go to the same square (右, 左,
+/// 上, ...) and whether 不成 needs saying depend on the piece powers.
+pub fn move_to_japanese_under(
+    pos: &Position,
+    m: Move,
+    previous: Option<Square>,
+    rules: RuleSet,
+) -> String {
     let mut legal = MoveList::new();
-    movegen::legal(pos, &mut legal);
+    rules.without_captures_rule().legal(pos, &mut legal);
     move_to_japanese_with(pos, m, previous, &legal)
 }
 
@@ -264,16 +276,22 @@ fn move_to_japanese_with(
 
 /// A whole line, moves separated by single spaces: `▲２三金打 △同玉 ▲３四桂`.
 pub fn line_to_japanese(root: &Position, line: &[Move]) -> String {
-    line_to_japanese_after(root, line, None)
+    line_to_japanese_after(root, line, None, RuleSet::PLAIN)
 }
 
-/// A line that continues play from `pos`, where the last move landed on `previous` (for 同).
-pub fn line_to_japanese_after(pos: &Position, line: &[Move], previous: Option<Square>) -> String {
+/// A line that continues play from `pos` under `rules`, where the last move landed on
+/// `previous` (for 同).
+pub fn line_to_japanese_after(
+    pos: &Position,
+    line: &[Move],
+    previous: Option<Square>,
+    rules: RuleSet,
+) -> String {
     let mut pos = pos.clone();
     let mut previous = previous;
     let mut parts = Vec::with_capacity(line.len());
     for &m in line {
-        parts.push(move_to_japanese(&pos, m, previous));
+        parts.push(move_to_japanese_under(&pos, m, previous, rules));
         previous = Some(m.to());
         pos.do_move(m);
     }

@@ -16,6 +16,7 @@
 use super::japanese::{self, piece_name};
 use super::kif::{parse_bod, to_bod, BodError};
 use super::position::Position;
+use super::rules::RuleSet;
 use super::stipulation::Stipulation;
 use super::types::{Color, Move, Piece, PieceType, Square};
 use thiserror::Error;
@@ -63,7 +64,7 @@ fn kakinoki_header(root: &Position, stipulation: Stipulation, started: &str) -> 
 }
 
 /// A move as KIF writes it: `７六歩(77)`, `同　歩(76)`, `２三金打`, `３二角成(77)`.
-fn kif_move(pos: &Position, m: Move, previous: Option<Square>) -> String {
+fn kif_move(pos: &Position, m: Move, previous: Option<Square>, rules: RuleSet) -> String {
     let mut s = String::new();
     if previous == Some(m.to()) {
         s.push_str("同　");
@@ -80,7 +81,7 @@ fn kif_move(pos: &Position, m: Move, previous: Option<Square>) -> String {
     s.push_str(piece_name(kind));
     if m.is_promotion() {
         s.push('成');
-    } else if super::movegen::is_legal_move(pos, Move::normal(m.from(), m.to(), true)) {
+    } else if rules.is_legal_move(pos, Move::normal(m.from(), m.to(), true)) {
         s.push_str("不成");
     }
     s.push_str(&format!("({}{})", m.from().file() + 1, m.from().rank() + 1));
@@ -96,7 +97,7 @@ pub fn to_kif(root: &Position, stipulation: Stipulation, line: &[Move], started:
     let mut pos = root.clone();
     let mut previous = None;
     for (i, &m) in line.iter().enumerate() {
-        let text = kif_move(&pos, m, previous);
+        let text = kif_move(&pos, m, previous, stipulation.rules());
         // Kakinoki pads the move to a fixed width (counted in half-width columns).
         let width: usize = text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
         let pad = " ".repeat(14usize.saturating_sub(width));
@@ -111,7 +112,7 @@ pub fn to_kif(root: &Position, stipulation: Stipulation, line: &[Move], started:
 /// The solution `line` of a `stipulation` problem from `root` as a KI2 file.
 pub fn to_ki2(root: &Position, stipulation: Stipulation, line: &[Move], started: &str) -> String {
     let mut s = kakinoki_header(root, stipulation, started);
-    let text = japanese::line_to_japanese(root, line);
+    let text = japanese::line_to_japanese_after(root, line, None, stipulation.rules());
     // Six moves a line, as Kakinoki writes KI2.
     let words: Vec<&str> = text.split(' ').collect();
     for chunk in words.chunks(6) {

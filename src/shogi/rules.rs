@@ -137,15 +137,20 @@ impl RuleSet {
         }
     }
 
-    /// Is `m` a legal move in `pos`? The captures rule is left out: whether it applies among
-    /// all moves or among checks depends on the side's role. For input, not the hot path.
-    pub fn is_legal_move(self, pos: &Position, m: Move) -> bool {
-        let mut list = MoveList::new();
+    /// These rules with captures free: what is legal at all, whichever side's obligation the
+    /// captures rule would narrow it by.
+    pub fn without_captures_rule(self) -> RuleSet {
         RuleSet::new(Conditions {
             captures: Captures::Free,
             ..self.conditions
         })
-        .legal(pos, &mut list);
+    }
+
+    /// Is `m` a legal move in `pos`? The captures rule is left out: whether it applies among
+    /// all moves or among checks depends on the side's role. For input, not the hot path.
+    pub fn is_legal_move(self, pos: &Position, m: Move) -> bool {
+        let mut list = MoveList::new();
+        self.without_captures_rule().legal(pos, &mut list);
         list.contains(m)
     }
 }

@@ -728,7 +728,8 @@ fn solution_lines(s: &Solutions) -> Vec<String> {
 }
 
 /// A stipulation as the engine names it in `info string` and `d`: `HS# (協力自玉詰)` — in
-/// ASCII, as the protocol's lines are, `HS# (kyouryoku jigyokuzume)`.
+/// ASCII, as the protocol's lines are, `HS# (kyouryoku jigyokuzume)`; conditions follow as
+/// the options name them: `H# (kyouryokuzume / bakazume) conditions Annan, Greedy`.
 fn stipulation_words(s: crate::shogi::Stipulation) -> String {
     use crate::shogi::Goal;
     let name = match (s.goal, s.defender_first) {
@@ -737,7 +738,11 @@ fn stipulation_words(s: crate::shogi::Stipulation) -> String {
         (Goal::Selfmate, false) => "kyouryoku jigyokuzume",
         (Goal::Selfmate, true) => "ukesaki kyouryoku jigyokuzume",
     };
-    format!("{} ({name})", s.code())
+    if s.conditions.is_none() {
+        format!("{} ({name})", s.code())
+    } else {
+        format!("{} ({name}) conditions {}", s.code(), s.conditions)
+    }
 }
 
 fn report_result(out: &Output, r: &SearchResult, stipulation: crate::shogi::Stipulation) {

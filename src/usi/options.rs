@@ -44,7 +44,7 @@ pub enum OptionError {
     BadStipulation(String),
     #[error("option {name}: '{value}' is not true or false")]
     BadCheck { name: &'static str, value: String },
-    #[error("option {0}")]
+    #[error("setoption: {0}")]
     BadCondition(ConditionsError),
 }
 

@@ -2,7 +2,7 @@
 //! diverge) and for scripts (one JSON object a line).
 
 use crate::search::{Outcome, SearchResult};
-use crate::shogi::japanese::{line_to_japanese, line_to_japanese_after};
+use crate::shogi::japanese::line_to_japanese_after;
 use crate::shogi::kif::to_bod;
 use crate::shogi::{Move, Position, Stipulation};
 use serde::Serialize;
@@ -23,7 +23,8 @@ pub struct Report {
     pub name: Option<String>,
     /// The position's SFEN (for input errors: the input as given).
     pub sfen: String,
-    /// What was solved: `H#`, `HS#`, `H# defender first`, `HS# defender first`.
+    /// What was solved: `H#`, `HS#`, `H# defender first`, `HS# defender first`, with the
+    /// conditions' USI values after it when there are any: `H# (Annan, Greedy)`.
     #[serde(serialize_with = "stipulation_code")]
     pub stipulation: Stipulation,
     pub status: Status,
@@ -56,7 +57,7 @@ pub struct Report {
 }
 
 fn stipulation_code<S: serde::Serializer>(s: &Stipulation, out: S) -> Result<S::Ok, S::Error> {
-    out.serialize_str(s.code())
+    out.serialize_str(&s.to_string())
 }
 
 fn usi_strings(line: &[Move]) -> Vec<String> {
@@ -113,7 +114,12 @@ impl Report {
                 report.unique = result.solutions.as_ref().and_then(|s| s.unique());
                 report.moves = usi_strings(&report.lines[0]);
                 report.alternatives = report.lines[1..].iter().map(|l| usi_strings(l)).collect();
-                report.japanese = Some(line_to_japanese(position, &report.lines[0]));
+                report.japanese = Some(line_to_japanese_after(
+                    position,
+                    &report.lines[0],
+                    None,
+                    stipulation.rules(),
+                ));
             }
             Outcome::NoMate => report.status = Status::NoMate,
             Outcome::Unknown { lower_bound } => report.lower_bound = Some(*lower_bound),
@@ -249,7 +255,12 @@ impl Report {
                         at.do_move(m);
                     }
                     let previous = diverge.checked_sub(1).map(|i| alt[i].to());
-                    let japanese = line_to_japanese_after(&at, &alt[diverge..], previous);
+                    let japanese = line_to_japanese_after(
+                        &at,
+                        &alt[diverge..],
+                        previous,
+                        self.stipulation.rules(),
+                    );
                     s.push_str(&format!(
                         "\nAlternative {}, from ply {}:\n  {}\n  usi: {}\n",
                         i + 1,
