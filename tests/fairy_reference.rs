@@ -9,6 +9,8 @@
 //! move making 二歩, taken from `lishogi_annan_perft.tsv`'s own column), and against the worked
 //! examples of rules.md: the yardstick the engine's generator under each condition is held to.
 
+mod common;
+
 use kyozume::search::{Limits, Outcome, Solver, Strategy};
 use kyozume::shogi::conditions::{Captures, Conditions, PawnDropMate, PieceMoves};
 use kyozume::shogi::movegen::{self, MoveList};
@@ -1366,4 +1368,157 @@ fn under_each_condition_the_engine_solves_as_the_reference() {
             }
         }
     });
+}
+
+#[test]
+fn usi_switches_conditions_between_problems_in_one_script() {
+    let taimen = "8k/9/9/9/9/9/9/9/K8 b GS 1";
+    let annan = "k1G6/9/9/2B6/9/9/9/9/8K b P 1";
+    let greed = "9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1";
+    let plain = Fairy {
+        powers: Powers::Normal,
+        drop_mate_ok: false,
+        greedy: None,
+    };
+    // Each step's commands before its `go`, the problem it poses under which rules, and
+    // whether one of its commands is refused (the engine then keeps its old setting).
+    let steps: Vec<(Vec<String>, &str, Fairy, bool)> = vec![
+        (
+            vec![
+                "setoption name PieceMoves value Taimen".into(),
+                format!("position sfen {taimen}"),
+            ],
+            taimen,
+            Fairy {
+                powers: Powers::Taimen,
+                ..plain
+            },
+            false,
+        ),
+        (
+            vec!["setoption name PieceMoves value Annam".into()],
+            taimen,
+            Fairy {
+                powers: Powers::Taimen,
+                ..plain
+            },
+            true,
+        ),
+        (
+            vec!["setoption name PieceMoves value Normal".into()],
+            taimen,
+            plain,
+            false,
+        ),
+        (
+            vec![
+                "setoption name PieceMoves value Annan".into(),
+                "setoption name PawnDropMate value Allowed".into(),
+                format!("position sfen {annan}"),
+            ],
+            annan,
+            Fairy {
+                powers: Powers::Annan,
+                drop_mate_ok: true,
+                ..plain
+            },
+            false,
+        ),
+        (
+            vec![
+                "setoption name PieceMoves value Normal".into(),
+                "setoption name PawnDropMate value Illegal".into(),
+                "setoption name Captures value Greedy".into(),
+                format!("position sfen {greed}"),
+            ],
+            greed,
+            Fairy {
+                greedy: Some(true),
+                ..plain
+            },
+            false,
+        ),
+        (
+            vec!["setoption name Captures value Greediest".into()],
+            greed,
+            Fairy {
+                greedy: Some(true),
+                ..plain
+            },
+            true,
+        ),
+        (
+            vec!["setoption name Captures value Free".into()],
+            greed,
+            plain,
+            false,
+        ),
+    ];
+    let mut script = String::from("usi\nisready\nsetoption name SolutionLimit value 10\n");
+    for (commands, ..) in &steps {
+        for c in commands {
+            script.push_str(c);
+            script.push('\n');
+        }
+        script.push_str("go mate 10000\n");
+    }
+    let (lines, status, _) = common::run_script(&script, std::time::Duration::from_secs(60));
+    assert!(status.success());
+    // The lines of each search: from its `info string stipulation` to its `checkmate`.
+    let mut searches: Vec<Vec<&String>> = Vec::new();
+    let mut errors_before: Vec<usize> = Vec::new();
+    let mut errors = 0;
+    for l in &lines {
+        if l.starts_with("info string error") {
+            errors += 1;
+        } else if l.starts_with("info string stipulation") {
+            searches.push(vec![l]);
+            errors_before.push(errors);
+            errors = 0;
+        } else if let Some(search) = searches.last_mut() {
+            search.push(l);
+        }
+    }
+    assert_eq!(searches.len(), steps.len(), "{lines:#?}");
+    for ((_, sfen, rules, refused), (search, errors)) in
+        steps.iter().zip(searches.iter().zip(&errors_before))
+    {
+        assert_eq!(*errors, usize::from(*refused), "{sfen}: {lines:#?}");
+        let stipulation = Stipulation::HELPMATE.under(rules.conditions());
+        let conditions = rules.conditions();
+        if conditions.is_none() {
+            assert!(!search[0].contains("conditions"), "{}", search[0]);
+        } else {
+            assert!(
+                search[0].ends_with(&format!("conditions {conditions}")),
+                "{}",
+                search[0]
+            );
+        }
+        let (len, count) = rules
+            .shortest(sfen, stipulation, 5)
+            .expect("each has a mate");
+        let answer = search.last().unwrap();
+        let root = Position::from_sfen_under(sfen, stipulation.rules()).unwrap();
+        let mut line = Vec::new();
+        let mut pos = root.clone();
+        for text in answer.strip_prefix("checkmate ").unwrap().split(' ') {
+            let m = pos.parse_move_under(text, stipulation.rules()).unwrap();
+            pos.do_move(m);
+            line.push(m);
+        }
+        verify_solution(&root, stipulation, &line).unwrap();
+        assert_eq!(line.len() as u32, len, "{sfen} {}", stipulation.japanese());
+        // The count: one line per `alt`, besides the first.
+        let alternatives = search
+            .iter()
+            .filter(|l| l.starts_with("info string alt"))
+            .count();
+        assert_eq!(
+            alternatives as u64 + 1,
+            count,
+            "{sfen} {}: {search:#?}",
+            stipulation.japanese()
+        );
+    }
 }
