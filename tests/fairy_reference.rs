@@ -1351,6 +1351,34 @@ fn under_each_condition_the_engine_solves_as_the_reference() {
                         None => unsolved += 1,
                     }
                 }
+                // Longer lines: problems the engine solves in 5 plies or more (H#; HS# 4 or
+                // more), searched to 7 (HS#: 6), until 5 of them.
+                let max = if goal == Goal::Helpmate { 7 } else { 6 };
+                let mut long = 0;
+                while long < 5 {
+                    let stipulation = Stipulation {
+                        goal,
+                        defender_first: false,
+                        conditions: rules.conditions(),
+                    };
+                    let Some(root) = random_problem(&mut rng, stipulation) else {
+                        continue;
+                    };
+                    if stipulation.check_position(&root).is_err() {
+                        continue;
+                    }
+                    let got = engine_solve(&mut solver, &root, stipulation, Strategy::Auto, max);
+                    if got.is_none_or(|(len, _)| len < max - 2) {
+                        continue;
+                    }
+                    let sfen = root.to_sfen();
+                    let want = rules
+                        .shortest(&sfen, stipulation, max)
+                        .map(|(len, n)| (len, n.min(1000)));
+                    assert_eq!(got, want, "{sfen} {}", stipulation.japanese());
+                    lengths.insert(got.unwrap().0);
+                    long += 1;
+                }
                 eprintln!(
                     "{} {goal:?}: {solved} solved, {unsolved} not, lengths {lengths:?}",
                     rules.conditions()
@@ -1519,6 +1547,92 @@ fn usi_switches_conditions_between_problems_in_one_script() {
             count,
             "{sfen} {}: {search:#?}",
             stipulation.japanese()
+        );
+    }
+}
+
+#[test]
+fn under_greed_and_asceticism_the_engine_agrees_with_the_reference() {
+    // 2,000 positions each (half from random games, half sparse around a king, and after up to
+    // three checks of each): the moves each side may play (the defender's legal moves, the
+    // attacker's checks, each narrowed by the rule) and mate, engine against reference.
+    for (seed, greedy, captures) in [
+        (5u64, true, Captures::Greedy),
+        (6, false, Captures::Ascetic),
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(4100 + seed);
+        let rules = RuleSet::new(Conditions {
+            captures,
+            ..Conditions::NONE
+        });
+        let reference = Fairy {
+            powers: Powers::Normal,
+            drop_mate_ok: false,
+            greedy: Some(greedy),
+        };
+        let (mut roots, mut narrowed, mut mated) = (0, 0, 0);
+        while roots < 2000 {
+            let root = if roots % 2 == 0 {
+                let mut pos = Position::startpos();
+                for _ in 0..rng.random_range(0..160) {
+                    let mut list = MoveList::new();
+                    rules.legal(&pos, &mut list);
+                    if list.is_empty() {
+                        break;
+                    }
+                    pos.do_move(list.as_slice()[rng.random_range(0..list.len())]);
+                }
+                pos
+            } else {
+                let Some(pos) = random_sparse_under(&mut rng, rules) else {
+                    continue;
+                };
+                pos
+            };
+            roots += 1;
+            let mut cases = vec![root.clone()];
+            let mut list = MoveList::new();
+            rules.checks(&root, &mut list);
+            for _ in 0..3.min(list.len()) {
+                let mut next = root.clone();
+                next.do_move(list.as_slice()[rng.random_range(0..list.len())]);
+                cases.push(next);
+            }
+            for pos in &cases {
+                let sfen = pos.to_sfen();
+                let board = parse(&sfen);
+                let as_set = |list: &MoveList| -> BTreeSet<String> {
+                    list.iter().map(|m| m.to_string()).collect()
+                };
+                let names = |moves: Vec<(String, Board)>| -> BTreeSet<String> {
+                    moves.into_iter().map(|(m, _)| m).collect()
+                };
+                let mut list = MoveList::new();
+                rules.legal(pos, &mut list);
+                let want = names(reference.moves(&board, false));
+                assert_eq!(as_set(&list), want, "{captures:?} legal {sfen}");
+                narrowed += usize::from(want.len() < moves_of(&board, Powers::Normal).len());
+                let mut list = MoveList::new();
+                rules.checks(pos, &mut list);
+                assert_eq!(
+                    as_set(&list),
+                    names(reference.moves(&board, true)),
+                    "{captures:?} checks {sfen}"
+                );
+                let is_mated = board.in_check(Powers::Normal, board.black_to_move)
+                    && board.legal(Powers::Normal, false).is_empty();
+                assert_eq!(
+                    rules.is_checkmate(pos),
+                    is_mated,
+                    "{captures:?} mate {sfen}"
+                );
+                mated += usize::from(is_mated);
+            }
+        }
+        eprintln!("{captures:?}: {roots} roots, {narrowed} narrowed by the rule, {mated} mated");
+        assert!(
+            narrowed >= 500 && mated >= 50,
+            "{captures:?}: {narrowed} narrowed, {mated} mated"
         );
     }
 }
