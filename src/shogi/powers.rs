@@ -6,7 +6,10 @@
 //! power), without playing it: [`After`] shows the position as the move leaves it. Normal shogi
 //! never comes here; its generator (`movegen`) relies on fixed powers.
 
-use super::attacks::{attacks, fill_files, legal_ranks, promotion_zone};
+use super::attacks::{
+    attacks, between, bishop_pseudo_attacks, fill_files, knight_attacks, legal_ranks,
+    promotion_zone, rook_pseudo_attacks,
+};
 use super::bitboard::Bitboard;
 use super::conditions::{Conditions, PawnDropMate, PieceMoves};
 use super::movegen::MoveList;
@@ -131,7 +134,13 @@ fn reach(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Bit
 
 /// Does a piece of `by` reach `target`? Whether capturing there would be legal does not matter.
 fn attacked(board: &impl Board, moves: PieceMoves, by: Color, target: Square) -> bool {
-    board.pieces_of(by).into_iter().any(|sq| {
+    // Whatever its power, a piece reaches `target` only from a line through it or a knight's
+    // jump away.
+    let near = rook_pseudo_attacks(target)
+        | bishop_pseudo_attacks(target)
+        | knight_attacks(Color::Black, target)
+        | knight_attacks(Color::White, target);
+    (board.pieces_of(by) & near).into_iter().any(|sq| {
         let piece = board.piece_at(sq).expect("a set bit holds a piece");
         reach(board, moves, sq, piece).has(target)
     })
@@ -163,6 +172,27 @@ pub fn in_check(pos: &Position, moves: PieceMoves) -> bool {
 pub fn king_attacked(pos: &Position, moves: PieceMoves, color: Color) -> bool {
     pos.king(color)
         .is_some_and(|k| attacked(pos, moves, !color, k))
+}
+
+/// When the side to move is in check, the squares where a piece put down would block every
+/// checker's line (none if a checker is next to the king or a knight's jump away); None when it
+/// is not in check.
+fn check_blocks(pos: &Position, moves: PieceMoves) -> Option<Bitboard> {
+    let us = pos.side_to_move();
+    let king = pos.king(us)?;
+    let near = rook_pseudo_attacks(king)
+        | bishop_pseudo_attacks(king)
+        | knight_attacks(Color::Black, king)
+        | knight_attacks(Color::White, king);
+    let mut blocks: Option<Bitboard> = None;
+    for sq in pos.pieces_of(!us) & near {
+        let piece = pos.piece_at(sq).expect("a set bit holds a piece");
+        if reach(pos, moves, sq, piece).has(king) {
+            let line = between(king, sq);
+            blocks = Some(blocks.map_or(line, |b| b & line));
+        }
+    }
+    blocks
 }
 
 /// Does `m` leave the mover's king unattacked?
@@ -216,7 +246,36 @@ fn any_move(
     let occ = pos.occupied();
     let pawn_files = fill_files(pos.pieces(us, PieceType::Pawn));
     let zone = promotion_zone(us);
-    let mut try_move = |m: Move| -> bool {
+    // Squares in front of or behind a piece: a piece arriving there, leaving from there or put
+    // down there changes a neighbour's power or takes one (see the drops below).
+    let mut sensitive = Bitboard::EMPTY;
+    for sq in occ {
+        for dr in [-1, 1] {
+            if let Some(n) = sq.offset(0, dr) {
+                sensitive.set(n);
+            }
+        }
+    }
+    let their_king = pos.king(!us);
+    // Leaving a square off every line through the opponent's king uncovers no check.
+    let their_lines = their_king.map_or(Bitboard::EMPTY, |k| {
+        rook_pseudo_attacks(k) | bishop_pseudo_attacks(k)
+    });
+    let mut try_move = |m: Move, quiet: bool| -> bool {
+        if only == Only::Checks && quiet {
+            // No power changes and nothing uncovered: only the moved piece, with its own
+            // moves on a square without neighbours in its file, can check.
+            let kind = pos.piece_at(m.from()).expect("a piece to move").kind();
+            let kind = if m.is_promotion() {
+                kind.promoted()
+            } else {
+                kind
+            };
+            let occ_after = (occ ^ Bitboard::from_square(m.from())) | Bitboard::from_square(m.to());
+            if !their_king.is_some_and(|k| attacks(us, kind, m.to(), occ_after).has(k)) {
+                return false;
+            }
+        }
         let after = After::new(pos, m);
         (only == Only::Legal || checks_after(pos, moves, &after))
             && keeps_king_safe(pos, moves, &after, m)
@@ -226,22 +285,36 @@ fn any_move(
         let piece = pos.piece_at(from).expect("a set bit holds a piece");
         let kind = piece.kind();
         let stands = standing_ranks(moves, us, kind);
+        let quiet_from = !their_lines.has(from) && !sensitive.has(from);
         for to in attacks(us, power(pos, moves, from, piece), from, occ) & !own {
+            let quiet = quiet_from && !sensitive.has(to);
             // Promotion follows the piece's own type, whatever power it used.
             if kind.can_promote()
                 && (zone.has(from) || zone.has(to))
-                && try_move(Move::normal(from, to, true))
+                && try_move(Move::normal(from, to, true), quiet)
             {
                 return true;
             }
             // A pawn with a borrowed power may change files: the two-pawn rule covers it.
             let doubles = kind == PieceType::Pawn && to.file() != from.file() && pawn_files.has(to);
-            if stands.has(to) && !doubles && try_move(Move::normal(from, to, false)) {
+            if stands.has(to) && !doubles && try_move(Move::normal(from, to, false), quiet) {
                 return true;
             }
         }
     }
     let hand = pos.hand(us);
+    if hand.is_empty() {
+        return false;
+    }
+    // A drop changes the board only on its square: it adds a blocker, and it changes the power
+    // of a piece in front of or behind it (and takes its own from one). Anywhere else ("quiet")
+    // every other piece's power is what it was, so it cannot uncover or give a check but with
+    // its own moves, and it answers a check only by blocking a ranging checker's line.
+    let blocks = check_blocks(pos, moves);
+    let safe_now = blocks.is_none();
+    if let Some(blocks) = blocks {
+        sensitive |= blocks;
+    }
     for kind in PieceType::HAND {
         if !hand.has(kind) {
             continue;
@@ -250,13 +323,28 @@ fn any_move(
         if kind == PieceType::Pawn {
             dests &= !pawn_files;
         }
+        if !safe_now {
+            // In check, a quiet drop leaves the check.
+            dests &= sensitive;
+        }
+        // Where a quiet drop of this kind checks with its own moves: where the opponent's king
+        // would reach with this kind's moves turned round.
+        let checking = their_king.map_or(Bitboard::EMPTY, |k| attacks(!us, kind, k, occ));
+        if only == Only::Checks {
+            dests &= checking | sensitive;
+        }
         for to in dests {
             let m = Move::drop(kind, to);
-            let after = After::new(pos, m);
-            let checks = checks_after(pos, moves, &after);
-            if (only == Only::Checks && !checks) || !keeps_king_safe(pos, moves, &after, m) {
-                continue;
-            }
+            let checks = if sensitive.has(to) {
+                let after = After::new(pos, m);
+                let checks = checks_after(pos, moves, &after);
+                if (only == Only::Checks && !checks) || !keeps_king_safe(pos, moves, &after, m) {
+                    continue;
+                }
+                checks
+            } else {
+                checking.has(to)
+            };
             if kind == PieceType::Pawn
                 && checks
                 && conditions.pawn_drop_mate == PawnDropMate::Illegal
