@@ -481,6 +481,12 @@ fn the_worked_examples_of_the_rules() {
             .collect();
         let want: BTreeSet<String> = want.split_whitespace().map(str::to_string).collect();
         assert_eq!(got, want, "{powers:?} {sfen} {from}");
+        // The engine too.
+        let got: BTreeSet<String> = engine_moves(sfen, powers, false)
+            .into_iter()
+            .filter(|m| m.starts_with(from))
+            .collect();
+        assert_eq!(got, want, "engine: {powers:?} {sfen} {from}");
     }
     // Drops on an empty file: rank a under 安北/対面 is closed to N, L, P and N*5b is open; under
     // 安南/背面 all of them drop on rank a; under normal rules a knight needs rank c.
@@ -493,6 +499,11 @@ fn the_worked_examples_of_the_rules() {
         (Powers::Normal, vec!["N*5c"], vec!["N*5b", "N*5a"]),
     ] {
         let moves = moves_of(&parse(sfen), powers);
+        assert_eq!(
+            moves,
+            engine_moves(sfen, powers, false),
+            "engine: {powers:?}"
+        );
         for m in open {
             assert!(moves.contains(m), "{powers:?}: {m} missing");
         }
@@ -510,6 +521,25 @@ fn the_worked_examples_of_the_rules() {
             .any(|(m, _)| m == "P*7c")
     };
     assert!(!find(false) && find(true));
+    let sfen = "k1G6/9/9/2B6/9/9/9/9/8K b P 1";
+    assert!(!engine_moves(sfen, Powers::Annan, false).contains("P*7c"));
+    assert!(engine_moves(sfen, Powers::Annan, true).contains("P*7c"));
+}
+
+/// The engine's legal moves in `sfen` under `powers` (and 打歩詰可 with `drop_mate_ok`).
+fn engine_moves(sfen: &str, powers: Powers, drop_mate_ok: bool) -> BTreeSet<String> {
+    let rules = RuleSet::new(
+        Fairy {
+            powers,
+            drop_mate_ok,
+            greedy: None,
+        }
+        .conditions(),
+    );
+    let pos = Position::from_sfen_under(sfen, rules).unwrap();
+    let mut list = MoveList::new();
+    rules.legal(&pos, &mut list);
+    list.iter().map(|m| m.to_string()).collect()
 }
 
 #[test]
@@ -927,6 +957,37 @@ fn the_worked_helpmates_of_the_rules() {
             .unwrap_or_default();
         let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
         assert_eq!(got, want, "{sfen}");
+        // The engine: the same shortest length within 3 plies and the same lines.
+        let stipulation = Stipulation::HELPMATE.under(rules.conditions());
+        let root = Position::from_sfen_under(sfen, stipulation.rules()).unwrap();
+        let limits = Limits {
+            stipulation,
+            max_plies: Some(3),
+            solution_limit: 10,
+            ..Default::default()
+        };
+        let result = kyozume::search::with_search_stack(|| {
+            Solver::new_lazy(16)
+                .unwrap()
+                .solve(&root, &limits, &AtomicBool::new(false), &mut |_| {})
+                .unwrap()
+        });
+        let lines: BTreeSet<String> = match result.outcome {
+            Outcome::Mate(_) => result
+                .solutions
+                .unwrap()
+                .lines
+                .iter()
+                .map(|l| {
+                    l.iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect(),
+            _ => BTreeSet::new(),
+        };
+        assert_eq!(lines, want, "engine: {sfen} {}", stipulation.japanese());
     }
     // Plain rules give the 強欲 problem three lines: after G*5e the king may also step away.
     let board = parse("9/2+p2+P3/2p6/3nk4/3p1L1B1/9/9/9/9 b 2G 1");
@@ -1635,4 +1696,38 @@ fn under_greed_and_asceticism_the_engine_agrees_with_the_reference() {
             "{captures:?}: {narrowed} narrowed, {mated} mated"
         );
     }
+}
+
+#[test]
+fn fairy_mates_lengths_under_each_condition() {
+    // Fairy Mate's lengths for problems of our own making under each condition
+    // (tests/data/fairy_mate_conditions.tsv): the engine finds the same, its line verified.
+    let path = "tests/data/fairy_mate_conditions.tsv";
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut per_condition: HashMap<String, usize> = HashMap::new();
+    kyozume::search::with_search_stack(|| {
+        let mut solver = Solver::new_lazy(64).unwrap();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = line.split('\t').collect();
+            let stipulation = Stipulation::parse_rules(f[0]).unwrap();
+            let want: usize = f[3].parse().unwrap();
+            let root = Position::from_sfen_under(f[2], stipulation.rules()).unwrap();
+            let limits = Limits {
+                stipulation,
+                solution_limit: 1,
+                ..Default::default()
+            };
+            let r = solver
+                .solve(&root, &limits, &AtomicBool::new(false), &mut |_| {})
+                .unwrap();
+            let Outcome::Mate(line) = r.outcome else {
+                panic!("{} {}: no mate", f[0], f[1]);
+            };
+            assert_eq!(line.len(), want, "{} {}", f[0], f[1]);
+            verify_solution(&root, stipulation, &line).unwrap();
+            *per_condition.entry(f[0].to_string()).or_default() += 1;
+        }
+    });
+    assert_eq!(per_condition.len(), 7, "{per_condition:?}");
+    assert!(per_condition.values().all(|&n| n >= 5), "{per_condition:?}");
 }
