@@ -1731,3 +1731,61 @@ fn fairy_mates_lengths_under_each_condition() {
     assert_eq!(per_condition.len(), 7, "{per_condition:?}");
     assert!(per_condition.values().all(|&n| n >= 5), "{per_condition:?}");
 }
+
+#[test]
+fn the_command_line_reads_conditions_from_rules_and_batch_columns() {
+    let kyozume = env!("CARGO_BIN_EXE_kyozume");
+    // 背面: the pawn borrows nothing here, and 3c3b+ 2a1a G*2b is the only line (rules.md §9).
+    let haimen = "7k1/9/6P2/9/9/9/9/9/K8 b G 1";
+    let out = std::process::Command::new(kyozume)
+        .args(["solve", "--json", "--rules", "背面ばか詰", haimen])
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(json.contains("\"stipulation\":\"H# (Haimen)\""), "{json}");
+    assert!(
+        json.contains("\"moves\":[\"3c3b+\",\"2a1a\",\"G*2b\"]"),
+        "{json}"
+    );
+    // A batch whose third column names the conditions; a pawn on the last rank, which only
+    // 安南 and 背面 allow, is read under them.
+    let dir = std::env::temp_dir().join(format!("kyozume-fairy-batch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("batch.tsv");
+    std::fs::write(
+        &file,
+        format!(
+            "haimen\t{haimen}\t背面\nannan\t4k3P/9/9/9/9/9/9/9/4K4 b G 1\t安南協力詰\n\
+             plain\t4k3P/9/9/9/9/9/9/9/4K4 b G 1\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(kyozume)
+        .args(["solve", "--json", "--batch", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains("\"stipulation\":\"H# (Haimen)\"") && lines[0].contains("\"plies\":3"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("\"stipulation\":\"H# (Annan)\"")
+            && lines[1].contains("\"status\":\"mate\""),
+        "{text}"
+    );
+    assert!(lines[2].contains("\"status\":\"error\""), "{text}");
+    // Two piece-power conditions at once: a clear error, exit status 2.
+    let out = std::process::Command::new(kyozume)
+        .args(["solve", "--rules", "安南対面ばか詰", haimen])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("kyozume solve: --rules: ") && err.contains("cannot be combined"),
+        "{err}"
+    );
+}

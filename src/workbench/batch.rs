@@ -3,9 +3,9 @@
 //! interrupted run loses nothing already reported; a summary at the end.
 //!
 //! Lines: an SFEN (or `position ...`), or tab-separated with the name first, the SFEN second and,
-//! optionally, the problem's stipulation third (`HS#`, `協力自玉詰`, `受先ばか詰`, ...; a third
-//! column that names none, such as the reference data files' length, is ignored, as are further
-//! columns). Empty lines, `#` comments and a `name<TAB>sfen...` header are skipped.
+//! optionally, the problem's stipulation third (`HS#`, `協力自玉詰`, `受先ばか詰`, `安南協力詰`,
+//! conditions alone such as `禁欲`; a third column that names none, such as the reference data
+//! files' length, is ignored, as are further columns). Empty lines, `#` comments and a `name<TAB>sfen...` header are skipped.
 
 use super::report::{Report, Status};
 use super::{exit, input, interrupt_flag, solve_position, SolveOptions};
@@ -42,7 +42,7 @@ fn entries(text: &str) -> Vec<Entry> {
                 }
                 let stipulation = fields
                     .get(2)
-                    .and_then(|f| crate::shogi::Stipulation::parse(f).ok());
+                    .and_then(|f| crate::shogi::Stipulation::parse_rules(f).ok());
                 return Some(Entry {
                     line: i + 1,
                     name: Some(fields[0].trim().to_string()),
