@@ -510,3 +510,26 @@ fn the_command_line_reads_conditions_from_rules_and_batch_columns() {
         "{err}"
     );
 }
+
+#[test]
+fn a_position_only_one_rule_set_allows_is_refused_under_another() {
+    // A pawn on the last rank: legal under 安南, not under normal rules. Read under 安南, then
+    // searched under normal rules: an error and `nomate`; under 安南 again: solved.
+    let script = "usi\nisready\nsetoption name PieceMoves value Annan\n\
+                  position sfen 4k3P/9/9/9/9/9/9/9/4K4 b G 1\n\
+                  setoption name PieceMoves value Normal\ngo mate 5000\n\
+                  setoption name PieceMoves value Annan\ngo mate 5000\n";
+    let (lines, status, _) = common::run_script(script, std::time::Duration::from_secs(60));
+    assert!(status.success());
+    let answers: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("checkmate") || l.starts_with("info string error"))
+        .collect();
+    assert_eq!(answers.len(), 3, "{lines:#?}");
+    assert!(
+        answers[0].contains("not legal under these rules"),
+        "{lines:#?}"
+    );
+    assert_eq!(answers[1], "checkmate nomate");
+    assert!(answers[2].starts_with("checkmate ") && answers[2] != "checkmate nomate");
+}

@@ -118,11 +118,10 @@ impl Stipulation {
         if self.goal == Goal::Selfmate && root.king(attacker).is_none() {
             return Err(StipulationError::NoAttackerKing);
         }
-        if !self.conditions.is_none() {
-            // (Normal shogi's were checked when the position was read.)
-            Position::from_sfen_under(&root.to_sfen(), self.rules())
-                .map_err(|e| StipulationError::Position(e.to_string()))?;
-        }
+        // (The position may have been read under other rules: a pawn on the last rank is legal
+        // under 安南 and not under normal rules.)
+        Position::from_sfen_under(&root.to_sfen(), self.rules())
+            .map_err(|e| StipulationError::Position(e.to_string()))?;
         Ok(())
     }
 
@@ -296,7 +295,7 @@ pub enum StipulationError {
     Unknown(String),
     #[error("{0}")]
     Conditions(ConditionsError),
-    #[error("the position does not fit the conditions: {0}")]
+    #[error("the position is not legal under these rules: {0}")]
     Position(String),
 }
 
