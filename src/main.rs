@@ -2,7 +2,6 @@
 
 use clap::{Parser, Subcommand};
 use kyozume::config::EngineConfig;
-use kyozume::shogi::perft::{divide, perft};
 use kyozume::shogi::{Position, Stipulation};
 use kyozume::workbench::{self, input::Format, SolveOptions};
 use std::process::ExitCode;
@@ -380,10 +379,8 @@ fn run_perft(
     bulk: bool,
     rules: Option<&str>,
 ) -> Result<ExitCode, ExitCode> {
-    use kyozume::shogi::conditions::{
-        Conditions, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain,
-    };
-    use kyozume::shogi::perft::{divide_rules, divide_under, perft_rules, perft_under};
+    use kyozume::shogi::conditions::Conditions;
+    use kyozume::shogi::perft::{divide_rules, perft_rules};
     let conditions = match rules.map(Conditions::parse_prefix) {
         None => Conditions::NONE,
         Some(Ok((c, ""))) => c,
@@ -396,10 +393,7 @@ fn run_perft(
             return Err(ExitCode::from(2));
         }
     };
-    let captures = conditions.captures;
-    let drop_mate = conditions.pawn_drop_mate == PawnDropMate::Allowed;
     let rule_set = kyozume::shogi::RuleSet::new(conditions);
-    let powers = conditions.piece_moves != PieceMoves::Normal;
     let mut pos = match sfen {
         None => Position::startpos(),
         Some(s) => Position::from_sfen_under(s, rule_set).map_err(|e| {
@@ -410,27 +404,13 @@ fn run_perft(
     let start = Instant::now();
     let mut text = String::new();
     let nodes = if per_move && depth > 0 {
-        let parts = if powers {
-            divide_rules(&mut pos, depth, bulk, rule_set)
-        } else if drop_mate {
-            divide_under::<PawnDropMateAllowed>(&mut pos, depth, bulk, captures)
-        } else if captures != kyozume::shogi::conditions::Captures::Free {
-            divide_under::<Plain>(&mut pos, depth, bulk, captures)
-        } else {
-            divide(&mut pos, depth, bulk)
-        };
+        let parts = divide_rules(&mut pos, depth, bulk, rule_set);
         for (m, n) in &parts {
             text += &format!("{m}: {n}\n");
         }
         parts.iter().map(|(_, n)| n).sum()
-    } else if powers {
-        perft_rules(&mut pos, depth, bulk, rule_set)
-    } else if drop_mate {
-        perft_under::<PawnDropMateAllowed>(&mut pos, depth, bulk, captures)
-    } else if captures != kyozume::shogi::conditions::Captures::Free {
-        perft_under::<Plain>(&mut pos, depth, bulk, captures)
     } else {
-        perft(&mut pos, depth, bulk)
+        perft_rules(&mut pos, depth, bulk, rule_set)
     };
     let secs = start.elapsed().as_secs_f64();
     text += &format!("Nodes searched: {nodes}\n");

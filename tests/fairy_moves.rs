@@ -389,35 +389,12 @@ fn under_each_power_condition_the_engine_agrees_with_the_reference() {
             ..Conditions::NONE
         });
         let (mut roots, mut checked, mut mated, mut borrowed) = (0, 0, 0, 0);
-        let mut cases = Vec::new();
         while roots < 2000 {
-            let root = if roots % 2 == 0 {
-                let mut pos = Position::startpos();
-                for _ in 0..rng.random_range(0..160) {
-                    let mut list = MoveList::new();
-                    rules.legal(&pos, &mut list);
-                    if list.is_empty() {
-                        break;
-                    }
-                    pos.do_move(list.as_slice()[rng.random_range(0..list.len())]);
-                }
-                pos
-            } else {
-                let Some(pos) = random_sparse_under(&mut rng, rules) else {
-                    continue;
-                };
-                pos
+            let Some(root) = random_root(&mut rng, rules, roots) else {
+                continue;
             };
             roots += 1;
-            cases.clear();
-            cases.push(root.clone());
-            let mut list = MoveList::new();
-            rules.checks(&root, &mut list);
-            for _ in 0..3.min(list.len()) {
-                let mut next = root.clone();
-                next.do_move(list.as_slice()[rng.random_range(0..list.len())]);
-                cases.push(next);
-            }
+            let cases = with_some_checks(&mut rng, rules, root);
             for pos in &cases {
                 let drop_mate_ok = rng.random_bool(0.3);
                 let (c, m) = compare_generators(pos, powers, drop_mate_ok);
@@ -455,32 +432,11 @@ fn under_greed_and_asceticism_the_engine_agrees_with_the_reference() {
         };
         let (mut roots, mut narrowed, mut mated) = (0, 0, 0);
         while roots < 2000 {
-            let root = if roots % 2 == 0 {
-                let mut pos = Position::startpos();
-                for _ in 0..rng.random_range(0..160) {
-                    let mut list = MoveList::new();
-                    rules.legal(&pos, &mut list);
-                    if list.is_empty() {
-                        break;
-                    }
-                    pos.do_move(list.as_slice()[rng.random_range(0..list.len())]);
-                }
-                pos
-            } else {
-                let Some(pos) = random_sparse_under(&mut rng, rules) else {
-                    continue;
-                };
-                pos
+            let Some(root) = random_root(&mut rng, rules, roots) else {
+                continue;
             };
             roots += 1;
-            let mut cases = vec![root.clone()];
-            let mut list = MoveList::new();
-            rules.checks(&root, &mut list);
-            for _ in 0..3.min(list.len()) {
-                let mut next = root.clone();
-                next.do_move(list.as_slice()[rng.random_range(0..list.len())]);
-                cases.push(next);
-            }
+            let cases = with_some_checks(&mut rng, rules, root);
             for pos in &cases {
                 let sfen = pos.to_sfen();
                 let board = parse(&sfen);

@@ -1,6 +1,6 @@
 //! Perft: counting the leaf nodes of the legal-move tree, the standard test of a move generator.
 
-use super::conditions::{Captures, Plain, Rules};
+use super::conditions::{Captures, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain, Rules};
 use super::movegen::{self, MoveList};
 use super::position::Position;
 use super::rules::RuleSet;
@@ -82,9 +82,23 @@ pub fn divide_under<R: Rules>(
         .collect()
 }
 
-/// Leaf count at `depth` under any rule set, the captures rule included (for the conditions
-/// that change piece powers, which the generic generator does not handle).
+/// Leaf count at `depth` under any rule set, the captures rule included: normal piece powers
+/// through the generator's instance for the rules (see [`perft_under`]), changed ones through
+/// [`RuleSet::legal`].
 pub fn perft_rules(pos: &mut Position, depth: u32, bulk: bool, rules: RuleSet) -> u64 {
+    let c = rules.conditions();
+    match (c.piece_moves, c.pawn_drop_mate) {
+        (PieceMoves::Normal, PawnDropMate::Illegal) => {
+            perft_under::<Plain>(pos, depth, bulk, c.captures)
+        }
+        (PieceMoves::Normal, PawnDropMate::Allowed) => {
+            perft_under::<PawnDropMateAllowed>(pos, depth, bulk, c.captures)
+        }
+        _ => count_powers(pos, depth, bulk, rules),
+    }
+}
+
+fn count_powers(pos: &mut Position, depth: u32, bulk: bool, rules: RuleSet) -> u64 {
     if depth == 0 {
         return 1;
     }
@@ -96,7 +110,7 @@ pub fn perft_rules(pos: &mut Position, depth: u32, bulk: bool, rules: RuleSet) -
     let mut nodes = 0;
     for &m in list.iter() {
         pos.do_move(m);
-        nodes += perft_rules(pos, depth - 1, bulk, rules);
+        nodes += count_powers(pos, depth - 1, bulk, rules);
         pos.undo_move(m);
     }
     nodes

@@ -132,18 +132,23 @@ fn reach(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Bit
     )
 }
 
-/// Does a piece of `by` reach `target`? Whether capturing there would be legal does not matter.
-fn attacked(board: &impl Board, moves: PieceMoves, by: Color, target: Square) -> bool {
-    // Whatever its power, a piece reaches `target` only from a line through it or a knight's
-    // jump away.
-    let near = rook_pseudo_attacks(target)
+/// The squares from which some power reaches `target`: its lines and a knight's jump away.
+#[inline]
+fn reach_from(target: Square) -> Bitboard {
+    rook_pseudo_attacks(target)
         | bishop_pseudo_attacks(target)
         | knight_attacks(Color::Black, target)
-        | knight_attacks(Color::White, target);
-    (board.pieces_of(by) & near).into_iter().any(|sq| {
-        let piece = board.piece_at(sq).expect("a set bit holds a piece");
-        reach(board, moves, sq, piece).has(target)
-    })
+        | knight_attacks(Color::White, target)
+}
+
+/// Does a piece of `by` reach `target`? Whether capturing there would be legal does not matter.
+fn attacked(board: &impl Board, moves: PieceMoves, by: Color, target: Square) -> bool {
+    (board.pieces_of(by) & reach_from(target))
+        .into_iter()
+        .any(|sq| {
+            let piece = board.piece_at(sq).expect("a set bit holds a piece");
+            reach(board, moves, sq, piece).has(target)
+        })
 }
 
 /// Where an unpromoted piece of `kind` may stand under `moves` (rules.md §4): anywhere under
@@ -164,8 +169,7 @@ pub fn standing_ranks(moves: PieceMoves, color: Color, kind: PieceType) -> Bitbo
 
 /// Is the side to move's king attacked?
 pub fn in_check(pos: &Position, moves: PieceMoves) -> bool {
-    let us = pos.side_to_move();
-    pos.king(us).is_some_and(|k| attacked(pos, moves, !us, k))
+    king_attacked(pos, moves, pos.side_to_move())
 }
 
 /// Is the king of `color` attacked in `pos` (whoever is to move)?
@@ -180,12 +184,8 @@ pub fn king_attacked(pos: &Position, moves: PieceMoves, color: Color) -> bool {
 fn check_blocks(pos: &Position, moves: PieceMoves) -> Option<Bitboard> {
     let us = pos.side_to_move();
     let king = pos.king(us)?;
-    let near = rook_pseudo_attacks(king)
-        | bishop_pseudo_attacks(king)
-        | knight_attacks(Color::Black, king)
-        | knight_attacks(Color::White, king);
     let mut blocks: Option<Bitboard> = None;
-    for sq in pos.pieces_of(!us) & near {
+    for sq in pos.pieces_of(!us) & reach_from(king) {
         let piece = pos.piece_at(sq).expect("a set bit holds a piece");
         if reach(pos, moves, sq, piece).has(king) {
             let line = between(king, sq);

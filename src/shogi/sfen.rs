@@ -164,6 +164,12 @@ impl Position {
         s
     }
 
+    /// Why this position is not one `rules` allow, if it is not: a piece where it could never
+    /// move, or the side not to move in check (both depend on the piece powers).
+    pub fn validate_under(&self, rules: RuleSet) -> Result<(), SfenError> {
+        validate(self, rules)
+    }
+
     /// Parses a USI move (`7g7f`, `2b8h+`, `P*5e`) and checks that it is legal here.
     pub fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         self.parse_move_under(text, RuleSet::PLAIN)

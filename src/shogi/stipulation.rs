@@ -120,7 +120,7 @@ impl Stipulation {
         }
         // (The position may have been read under other rules: a pawn on the last rank is legal
         // under 安南 and not under normal rules.)
-        Position::from_sfen_under(&root.to_sfen(), self.rules())
+        root.validate_under(self.rules())
             .map_err(|e| StipulationError::Position(e.to_string()))?;
         Ok(())
     }

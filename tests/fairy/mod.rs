@@ -416,30 +416,23 @@ pub fn random_sparse_under(rng: &mut ChaCha8Rng, rules: RuleSet) -> Option<Posit
             kind.to_ascii_lowercase()
         };
     }
-    let board: Vec<String> = squares
+    let tokens: Vec<Vec<String>> = squares
         .iter()
         .map(|row| {
-            let mut s = String::new();
-            let mut empty = 0;
-            for &c in row {
-                if c == '.' {
-                    empty += 1;
-                } else {
-                    if empty > 0 {
-                        s.push_str(&empty.to_string());
-                        empty = 0;
+            row.iter()
+                .map(|&c| {
+                    if c == '.' {
+                        String::new()
+                    } else {
+                        c.to_string()
                     }
-                    s.push(c);
-                }
-            }
-            if empty > 0 {
-                s.push_str(&empty.to_string());
-            }
-            s
+                })
+                .collect()
         })
         .collect();
+    let board = sfen_board(&tokens);
     let hand = ["P", "PG", "2P", "PS", "Pp"][rng.random_range(0..5)];
-    Position::from_sfen_under(&format!("{} b {hand} 1", board.join("/")), rules).ok()
+    Position::from_sfen_under(&format!("{board} b {hand} 1"), rules).ok()
 }
 
 /// The reference's leaf count, with 強欲 (`Some(true)`) or 禁欲 (`Some(false)`) narrowing each
@@ -708,36 +701,10 @@ pub fn random_problem(rng: &mut ChaCha8Rng, stipulation: Stipulation) -> Option<
             kind.to_ascii_lowercase()
         };
     }
-    let board: Vec<String> = squares
-        .iter()
-        .map(|row| {
-            let mut s = String::new();
-            let mut empty = 0;
-            for token in row {
-                if token.is_empty() {
-                    empty += 1;
-                    continue;
-                }
-                if empty > 0 {
-                    s.push_str(&empty.to_string());
-                    empty = 0;
-                }
-                s.push_str(token);
-            }
-            if empty > 0 {
-                s.push_str(&empty.to_string());
-            }
-            s
-        })
-        .collect();
-    // (Squares are written from file 9 to file 1: the row's order is SFEN's.)
+    let board = sfen_board(&squares);
     let hand = ["G", "S", "P", "GP", "SN", "R", "B", "GS", "L", "NP"][rng.random_range(0..10)];
     let side = if stipulation.defender_first { 'w' } else { 'b' };
-    Position::from_sfen_under(
-        &format!("{} {side} {hand} 1", board.join("/")),
-        stipulation.rules(),
-    )
-    .ok()
+    Position::from_sfen_under(&format!("{board} {side} {hand} 1"), stipulation.rules()).ok()
 }
 
 /// The engine's shortest length and count within `max` plies, its lines verified.
@@ -779,4 +746,65 @@ pub fn engine_solve(
             None
         }
     }
+}
+
+/// The board field of an SFEN from rows of tokens (rank a first, file 9 first; "" for an empty
+/// square).
+pub fn sfen_board(rows: &[Vec<String>]) -> String {
+    let rows: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let mut text = String::new();
+            let mut empty = 0;
+            for token in row {
+                if token.is_empty() {
+                    empty += 1;
+                    continue;
+                }
+                if empty > 0 {
+                    text.push_str(&empty.to_string());
+                    empty = 0;
+                }
+                text.push_str(token);
+            }
+            if empty > 0 {
+                text.push_str(&empty.to_string());
+            }
+            text
+        })
+        .collect();
+    rows.join("/")
+}
+
+/// The `n`th random root under `rules`: even ones from a random game under them (so that pieces
+/// stand and move where only the rules let them), odd ones sparse around a king; None when the
+/// draw is not a position.
+pub fn random_root(rng: &mut ChaCha8Rng, rules: RuleSet, n: usize) -> Option<Position> {
+    if n % 2 == 1 {
+        return random_sparse_under(rng, rules);
+    }
+    let mut pos = Position::startpos();
+    for _ in 0..rng.random_range(0..160) {
+        let mut list = MoveList::new();
+        rules.legal(&pos, &mut list);
+        if list.is_empty() {
+            break;
+        }
+        pos.do_move(list.as_slice()[rng.random_range(0..list.len())]);
+    }
+    Some(pos)
+}
+
+/// `root` and the positions after up to three of its checks (the defender in check, often
+/// mated).
+pub fn with_some_checks(rng: &mut ChaCha8Rng, rules: RuleSet, root: Position) -> Vec<Position> {
+    let mut list = MoveList::new();
+    rules.checks(&root, &mut list);
+    let mut cases = vec![root.clone()];
+    for _ in 0..3.min(list.len()) {
+        let mut next = root.clone();
+        next.do_move(list.as_slice()[rng.random_range(0..list.len())]);
+        cases.push(next);
+    }
+    cases
 }
