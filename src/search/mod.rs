@@ -15,7 +15,7 @@ pub mod tt;
 
 use crate::shogi::stipulation::{verify_solution, StipulationError};
 use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
-pub use bfs::{DiskBudget, DiskError, LevelStats};
+pub use bfs::{bucket_floor, DiskBudget, DiskError, LevelStats, GAP_BUCKETS};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
 use path::PathSet;

@@ -110,10 +110,17 @@ fn print_levels() -> (
     let (sender, receiver) = crossbeam_channel::unbounded::<crate::search::LevelStats>();
     let printer = std::thread::spawn(move || {
         const MB: f64 = (1 << 20) as f64;
-        eprintln!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB");
+        let gap_names: Vec<String> = (0..crate::search::GAP_BUCKETS)
+            .map(|b| format!("gap{}", crate::search::bucket_floor(b)))
+            .collect();
+        eprintln!(
+            "level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{}",
+            gap_names.join("\t")
+        );
         for (i, l) in receiver.iter().enumerate() {
+            let gaps: Vec<String> = l.gaps.iter().map(u64::to_string).collect();
             eprintln!(
-                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}",
+                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}\t{}\t{}\t{}",
                 i + 1,
                 l.plies,
                 l.positions,
@@ -122,7 +129,10 @@ fn print_levels() -> (
                 l.graph_bytes as f64 / MB,
                 l.bytes as f64 / MB,
                 l.elapsed.as_secs_f64(),
-                l.disk_bytes as f64 / MB
+                l.disk_bytes as f64 / MB,
+                l.nodes,
+                l.checks.map_or("-".to_string(), |c| c.to_string()),
+                gaps.join("\t")
             );
         }
     });

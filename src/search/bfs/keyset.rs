@@ -1,11 +1,13 @@
 //! The breadth-first search's set of positions seen: keys only, in about 14 bytes a key, or
 //! about 7 once frozen (see `frozen.rs`) when memory runs short.
 
+use super::census::Census;
 use super::frozen::{merged, FrozenKeys};
 use crate::search::memory::ZeroedTable;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
 /// key's top 6 bits, each storing the key's low 64 bits in one word and growing by half on its
@@ -21,6 +23,8 @@ pub(super) struct KeySet {
     pub(super) shards: Vec<Shard>,
     /// Bytes of all shards' tables.
     bytes: usize,
+    /// When positions were first kept and met again (the level log's figures).
+    census: Option<Arc<Census>>,
 }
 
 /// One of the key set's tables, and the keys frozen out of it when memory ran short (see
@@ -31,6 +35,7 @@ pub(super) struct KeySet {
 pub(super) struct Shard {
     table: ZeroedTable<u64>,
     frozen: Option<FrozenKeys>,
+    census: Option<Arc<Census>>,
     tally: Tally,
 }
 
@@ -108,11 +113,20 @@ pub(super) fn shard_of(key: u128) -> usize {
 impl Shard {
     const FIRST_SLOTS: usize = 16;
 
-    fn new() -> Shard {
+    fn new(census: Option<Arc<Census>>) -> Shard {
         Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             frozen: None,
+            census,
             tally: Tally { len: 0 },
+        }
+    }
+
+    /// Tells the census (if any) that `key` was met again.
+    #[inline]
+    fn met_again(&self, key: u128) {
+        if let Some(census) = &self.census {
+            census.met_again(key);
         }
     }
 
@@ -214,13 +228,17 @@ impl Shard {
         let table = self.table.as_slice();
         let len = table.len();
         let mut i = home(word, len);
-        loop {
+        let known = loop {
             match table[i] {
-                w if w == word => return true,
-                0 => return self.is_frozen(word),
+                w if w == word => break true,
+                0 => break self.is_frozen(word),
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
+        };
+        if known {
+            self.met_again(key);
         }
+        known
     }
 
     /// Inserts `key`; false if it was already there. Growing may add at most `allowance` bytes
@@ -248,18 +266,24 @@ impl Shard {
         let table = self.table.as_mut_slice();
         let len = table.len();
         let mut i = home(word, len);
-        loop {
+        let new = loop {
             match table[i] {
-                0 if self.frozen.as_ref().is_some_and(|f| f.contains(word)) => return Ok(false),
+                0 if self.frozen.as_ref().is_some_and(|f| f.contains(word)) => break false,
                 0 => {
                     table[i] = word;
                     self.tally.len += 1;
-                    return Ok(true);
+                    break true;
                 }
-                w if w == word => return Ok(false),
+                w if w == word => break false,
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
+        };
+        match (&self.census, new) {
+            (Some(census), true) => census.kept(key),
+            (Some(census), false) => census.met_again(key),
+            (None, _) => {}
         }
+        Ok(new)
     }
 
     /// The size the table grows to when full, with `allowance` bytes to grow by: by half while
@@ -364,10 +388,27 @@ impl KeySet {
         split
     }
 
+    #[cfg(test)]
     pub(super) fn new() -> KeySet {
-        let shards: Vec<Shard> = (0..Self::SHARDS).map(|_| Shard::new()).collect();
+        Self::with_census(None)
+    }
+
+    /// A set that tells `census` of every key kept and met again.
+    pub(super) fn with_census(census: Option<Arc<Census>>) -> KeySet {
+        let shards: Vec<Shard> = (0..Self::SHARDS)
+            .map(|_| Shard::new(census.clone()))
+            .collect();
         let bytes = shards.iter().map(Shard::bytes).sum();
-        KeySet { shards, bytes }
+        KeySet {
+            shards,
+            bytes,
+            census,
+        }
+    }
+
+    /// The census, if the set has one.
+    pub(super) fn census(&self) -> Option<&Census> {
+        self.census.as_deref()
     }
 
     pub(super) fn bytes(&self) -> usize {
@@ -489,7 +530,7 @@ mod tests {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
         // A shard of 1,000 slots, with memory to grow by a sixteenth (not enough for its
         // siblings to grow by half), then none.
-        let mut shard = Shard::new();
+        let mut shard = Shard::new(None);
         shard.grow(1000).unwrap();
         let mut inserted = Vec::new();
         let mut allowance = (1000 + 1062) * SLOT_BYTES;
@@ -559,7 +600,7 @@ mod tests {
     #[test]
     fn a_shard_grown_ahead_keeps_its_keys() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
-        let mut shard = Shard::new();
+        let mut shard = Shard::new(None);
         shard.grow(1000).unwrap();
         let mut allowance = usize::MAX;
         let mut i = 0;
@@ -603,7 +644,7 @@ mod tests {
             (64, 57, 3),
             (5000, 4400, 4),
         ] {
-            let mut shard = Shard::new();
+            let mut shard = Shard::new(None);
             shard.grow(slots).unwrap();
             let mut words = BTreeSet::new();
             let mut x = seed;

@@ -17,6 +17,7 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
+mod census;
 mod crew;
 mod disk;
 mod expand;
@@ -29,6 +30,7 @@ mod parallel;
 mod room;
 mod serial;
 
+pub use census::{bucket_floor, GAP_BUCKETS};
 pub use disk::{DiskBudget, DiskError};
 
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
@@ -133,6 +135,14 @@ pub struct LevelStats {
     pub bytes: usize,
     /// Since the breadth-first search began.
     pub elapsed: Duration,
+    /// Moves played so far (checks and evasions).
+    pub nodes: u64,
+    /// The checks of this level's positions: the defender positions its expansion will reach
+    /// (None for the narrow loop's levels, which do not count them).
+    pub checks: Option<usize>,
+    /// Positions met again since the last level's figures, by how many levels after they were
+    /// first kept (buckets of [`bucket_floor`]); estimated from a sample of the keys.
+    pub gaps: [u64; GAP_BUCKETS],
 }
 
 pub(crate) struct BfsLimits<'a> {
@@ -230,11 +240,12 @@ impl Pass {
         self.seen.bytes() + self.level.bytes() + self.counts.capacity() * 4 + self.graph.bytes()
     }
 
-    fn new(root: &Position, rules: RuleSet) -> Pass {
+    fn new(root: &Position, rules: RuleSet, census: bool) -> Pass {
         // Only attacker positions with a check are recorded: a defender position met twice
         // costs one more evasion generation, which is cheaper than remembering every one of
         // them, and a position without a check has no future.
-        let mut seen = KeySet::new();
+        let mut seen =
+            KeySet::with_census(census.then(|| std::sync::Arc::new(census::Census::new())));
         let _ = seen.insert(root.key(), usize::MAX, false);
         Pass {
             seen,
@@ -303,7 +314,7 @@ pub(crate) fn search_in_pool(
     more_memory: &mut (dyn FnMut() -> usize + Send),
     caches: &mut Caches,
 ) -> (BfsOutcome, Pass) {
-    let mut pass = Pass::new(root, limits.rules);
+    let mut pass = Pass::new(root, limits.rules, limits.level_log.is_some());
     // On this thread until the threads are due (a short pass ends before: handing it to the
     // pool cost more than the pass, 20 us of 15).
     if let Some(outcome) = search(
@@ -464,10 +475,9 @@ fn search(
                 bushy.note(done.depth, done.width);
                 log_level(
                     limits,
-                    (done.depth, done.width),
-                    done.seen,
-                    done.graph,
-                    done.used,
+                    (done.depth, done.width, None),
+                    (done.seen, done.graph),
+                    (done.used, done.nodes),
                     started,
                 );
                 if last_report.elapsed() >= Duration::from_millis(100) {
@@ -683,7 +693,13 @@ fn search(
             Ok(used) => used,
             Err(outcome) => return Some(outcome),
         };
-        log_level(limits, (depth, level.len()), seen, graph, used, started);
+        log_level(
+            limits,
+            (depth, level.len(), Some(level.checks.len())),
+            (seen, graph),
+            (used, *nodes),
+            started,
+        );
         if last_report.elapsed() >= Duration::from_millis(100) {
             progress(BfsProgress {
                 lower_bound: limits.mate_length(depth),
@@ -841,17 +857,21 @@ impl NarrowLoop<'_> {
     }
 }
 
-/// Sends the figures of a finished level (`depth`, `width` positions) to the level log, if
-/// there is one.
+/// Sends the figures of a finished level (`depth`, `width` positions and their `checks`) to
+/// the level log, if there is one.
 fn log_level(
     limits: &BfsLimits,
-    (depth, width): (u32, usize),
-    seen: &KeySet,
-    graph: &LevelGraph,
-    bytes: usize,
+    (depth, width, checks): (u32, usize, Option<usize>),
+    (seen, graph): (&KeySet, &LevelGraph),
+    (bytes, nodes): (usize, u64),
     started: Instant,
 ) {
     if let Some(log) = &limits.level_log {
+        // The children found from here on belong to the level after this one.
+        let gaps = seen.census().map_or([0; GAP_BUCKETS], |census| {
+            census.set_level(depth + 1);
+            census.take()
+        });
         // The receiver may be gone (a caller that stopped listening): nothing to do then.
         let _ = log.send(LevelStats {
             plies: 2 * depth,
@@ -862,6 +882,9 @@ fn log_level(
             disk_bytes: graph.disk_bytes(),
             bytes,
             elapsed: started.elapsed(),
+            nodes,
+            checks,
+            gaps,
         });
     }
 }
