@@ -17,6 +17,8 @@ pub const MAX_SOLUTION_LIMIT: usize = 1000;
 /// Default disk cap (MB) of a breadth-first pass that outgrows `USI_Hash`.
 pub const DEFAULT_DISK_CAP_MB: usize = 65536;
 pub const MAX_DISK_CAP_MB: usize = 1 << 30;
+/// The longest time between two checkpoints the options allow, in minutes (a day).
+pub const MAX_CHECKPOINT_MINUTES: usize = 1440;
 
 /// Engine option defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -38,6 +40,13 @@ pub struct EngineConfig {
     /// MB that pass may write there (0: never use the disk).
     #[serde(rename = "DiskCap")]
     pub disk_cap_mb: usize,
+    /// Where a breadth-first pass writes checkpoints to go on from after the engine ends (None
+    /// or empty: none); see docs/usi.md.
+    #[serde(rename = "CheckpointDir")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Minutes between two checkpoints (0: at every level, for tests).
+    #[serde(rename = "CheckpointMinutes")]
+    pub checkpoint_minutes: usize,
     /// What the problems ask for: `H#` (ばか詰) or `HS#` (協力自玉詰).
     #[serde(rename = "Stipulation", deserialize_with = "goal_name")]
     pub goal: Goal,
@@ -64,6 +73,8 @@ impl Default for EngineConfig {
             solution_limit: 2,
             temp_dir: None,
             disk_cap_mb: DEFAULT_DISK_CAP_MB,
+            checkpoint_dir: None,
+            checkpoint_minutes: 10,
             goal: Goal::Helpmate,
             defender_first: false,
             piece_moves: PieceMoves::Normal,
@@ -162,11 +173,10 @@ impl EngineConfig {
             message: e.message().to_string(),
         })?;
         let mut c = file.options;
-        if c.temp_dir
-            .as_ref()
-            .is_some_and(|d| d.as_os_str().is_empty())
-        {
-            c.temp_dir = None;
+        for dir in [&mut c.temp_dir, &mut c.checkpoint_dir] {
+            if dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+                *dir = None;
+            }
         }
         let check = |option, value, min, max| {
             if (min..=max).contains(&value) {
@@ -185,6 +195,12 @@ impl EngineConfig {
         check("Threads", c.threads, 1, MAX_THREADS)?;
         check("SolutionLimit", c.solution_limit, 1, MAX_SOLUTION_LIMIT)?;
         check("DiskCap", c.disk_cap_mb, 0, MAX_DISK_CAP_MB)?;
+        check(
+            "CheckpointMinutes",
+            c.checkpoint_minutes,
+            0,
+            MAX_CHECKPOINT_MINUTES,
+        )?;
         Ok(c)
     }
 
@@ -203,6 +219,16 @@ impl EngineConfig {
             cap_bytes: (self.disk_cap_mb as u64) << 20,
             always: false,
         }
+    }
+
+    /// The engine's checkpoints (`CheckpointDir`, `CheckpointMinutes`), if any: a search goes
+    /// on from its problem's checkpoint when there is one.
+    pub fn checkpointing(&self) -> Option<crate::search::Checkpointing> {
+        Some(crate::search::Checkpointing {
+            dir: self.checkpoint_dir.clone()?,
+            every: std::time::Duration::from_secs(self.checkpoint_minutes as u64 * 60),
+            start: crate::search::CheckpointStart::Either,
+        })
     }
 
     /// The explicit file if given, else the first `engine.toml` found next to the executable

@@ -84,6 +84,20 @@ enum Command {
         /// engine.toml, else 65536).
         #[arg(long, value_name = "MB")]
         disk_cap: Option<usize>,
+        /// Write checkpoints of a long problem's breadth-first pass into DIR (made if missing;
+        /// each problem in a directory of its own), so that a run stopped by a reboot, Ctrl-C or
+        /// a killed job can go on with --resume DIR (default: CheckpointDir from engine.toml).
+        /// A checkpoint is removed once its problem is answered.
+        #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+        checkpoint: Option<std::path::PathBuf>,
+        /// Minutes between two checkpoints, fractions allowed; 0 writes one at every level
+        /// (default: CheckpointMinutes from engine.toml, else 10).
+        #[arg(long, value_name = "MINUTES")]
+        checkpoint_every: Option<f64>,
+        /// Go on from the problem's checkpoint in DIR (written by --checkpoint DIR), writing
+        /// further checkpoints there. With --batch, problems without one start afresh.
+        #[arg(long, value_name = "DIR")]
+        resume: Option<std::path::PathBuf>,
         /// What the problem asks for: H# (ばか詰, the default) or HS# (協力自玉詰: the
         /// defender's last move mates the attacker). Stands over what a file names.
         #[arg(long, value_name = "H#|HS#", value_parser = parse_goal)]
@@ -181,6 +195,52 @@ fn load_config(cli: &Cli) -> Result<EngineConfig, ExitCode> {
     })
 }
 
+/// The checkpoints `kyozume solve` writes, from `--checkpoint`, `--checkpoint-every` and
+/// `--resume` over `CheckpointDir` and `CheckpointMinutes`.
+fn checkpointing(
+    config: &kyozume::config::EngineConfig,
+    (checkpoint, every, resume): (
+        &Option<std::path::PathBuf>,
+        &Option<f64>,
+        &Option<std::path::PathBuf>,
+    ),
+    batch: bool,
+) -> Result<Option<kyozume::search::Checkpointing>, ExitCode> {
+    use kyozume::search::{CheckpointStart, Checkpointing};
+    let bad = |message: String| {
+        eprintln!("kyozume solve: {message}");
+        Err(ExitCode::from(workbench::exit::BAD_INPUT))
+    };
+    let every = match every {
+        Some(m) if !(*m >= 0.0 && m.is_finite() && *m <= 1e6) => {
+            return bad("--checkpoint-every must be a number of minutes, 0 or more".into())
+        }
+        Some(m) => Duration::from_secs_f64(m * 60.0),
+        None => Duration::from_secs(config.checkpoint_minutes as u64 * 60),
+    };
+    let (dir, start) = match (checkpoint, resume) {
+        (_, Some(dir)) if !dir.is_dir() => {
+            return bad(format!("--resume {}: not a directory", dir.display()))
+        }
+        (_, Some(dir)) if batch => (dir.clone(), CheckpointStart::Either),
+        (_, Some(dir)) => (dir.clone(), CheckpointStart::Resume),
+        (Some(dir), None) => {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return bad(format!("--checkpoint {}: {e}", dir.display()));
+            }
+            (dir.clone(), CheckpointStart::Fresh)
+        }
+        (None, None) => match &config.checkpoint_dir {
+            Some(dir) => (dir.clone(), CheckpointStart::Either),
+            None if every != Duration::from_secs(config.checkpoint_minutes as u64 * 60) => {
+                return bad("--checkpoint-every needs --checkpoint DIR or --resume DIR".into())
+            }
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(Checkpointing { dir, every, start }))
+}
+
 fn seconds(value: Option<f64>, what: &str) -> Result<Option<Duration>, ExitCode> {
     match value {
         Some(t) if !(t > 0.0 && t.is_finite()) => {
@@ -236,6 +296,9 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             levels,
             temp_dir,
             disk_cap,
+            checkpoint,
+            checkpoint_every,
+            resume,
             stipulation,
             defender_first,
             rules,
@@ -256,6 +319,11 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 config.temp_dir = Some(dir.clone());
             }
             config.disk_cap_mb = disk_cap.unwrap_or(config.disk_cap_mb);
+            let checkpointing = checkpointing(
+                &config,
+                (checkpoint, checkpoint_every, resume),
+                batch.is_some(),
+            )?;
             let given = match rules {
                 Some(text) => match Stipulation::parse_rules(text) {
                     Ok(s) => Some(s),
@@ -283,6 +351,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 output: *output,
                 levels: *levels,
                 disk: config.disk_budget(),
+                checkpoint: checkpointing,
                 stipulation: given.unwrap_or(config.stipulation()),
                 stipulation_given: given.is_some(),
                 ..Default::default()

@@ -466,24 +466,41 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(out.trim())["plies"], 1965);
     let mut lines = err.lines();
+    let gaps = "gap0\tgap1\tgap2\tgap3\tgap5\tgap9\tgap17\tgap33\tgap65\tgap129\tgap257\tgap513\tgap1025\tgap2049\tgap4097\tgap8193";
     assert_eq!(
         lines.next(),
-        Some("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB")
+        Some(format!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{gaps}\tcheckpoint_s\tcheckpoint_MB").as_str())
     );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split('\t').map(|f| f.parse().unwrap()).collect())
         .collect();
     // Every level from the first to the one before the mate, in order, the keys only growing.
     assert_eq!(rows.len(), 982);
+    let mut met_again = 0.0;
     for (i, row) in rows.iter().enumerate() {
-        assert_eq!(row.len(), 9);
+        assert_eq!(row.len(), 11 + 16 + 2);
         assert_eq!(row[8], 0.0, "nothing on disk with room in memory");
         assert_eq!(row[0] as usize, i + 1);
         assert_eq!(row[1] as usize, 2 * (i + 1));
         assert!(row[2] >= 1.0, "an empty level would have proven no mate");
+        assert!(row[10] >= row[2], "every position kept has a check");
+        // The duplicates are a sample's counts, scaled up.
+        assert!(row[11..27].iter().all(|&g| g % 1024.0 == 0.0));
+        met_again += row[11..27].iter().sum::<f64>();
+        assert_eq!(row[27..], [0.0, 0.0], "no checkpoints asked for");
         if i > 0 {
             assert!(row[3] >= rows[i - 1][3] + row[2]);
+            assert!(
+                row[9] > rows[i - 1][9] + rows[i - 1][10],
+                "checks and evasions played"
+            );
             assert!(row[7] >= rows[i - 1][7]);
         }
     }
+    // Positions are met again (1965 meets about as many again as it keeps).
+    let kept = rows.last().unwrap()[3];
+    assert!(
+        met_again > kept / 4.0 && met_again < 4.0 * kept,
+        "{met_again} of {kept}"
+    );
 }

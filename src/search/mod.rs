@@ -15,7 +15,9 @@ pub mod tt;
 
 use crate::shogi::stipulation::{verify_solution, StipulationError};
 use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
-pub use bfs::{bucket_floor, DiskBudget, DiskError, LevelStats, GAP_BUCKETS};
+pub use bfs::{
+    bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, LevelStats, GAP_BUCKETS,
+};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
 use path::PathSet;
@@ -70,6 +72,8 @@ pub struct Limits {
     /// Where the breadth-first pass may put its links once memory runs short (the default:
     /// nowhere; the engine and the command line allow `DiskCap` in `TempDir`).
     pub disk: DiskBudget,
+    /// Checkpoints of the breadth-first pass, and whether it starts from one (None: none).
+    pub checkpoint: Option<Checkpointing>,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -375,19 +379,26 @@ impl Solver {
         self.last_stipulation = stipulation;
 
         let mut run = Run::new(self, root, limits, stop, progress);
-        loop {
+        let result = loop {
             if run.breadth_first_is_due() {
                 if let Some(result) = run.breadth_first_pass()? {
-                    return Ok(result);
+                    break result;
                 }
             }
             if let Some(result) = run.answer_if_proven() {
-                return Ok(result);
+                break result;
             }
             if let Some(result) = run.deepen() {
-                return Ok(result);
+                break result;
+            }
+        };
+        // An answered problem's checkpoint has nothing left to go on with.
+        if matches!(result.outcome, Outcome::Mate(_) | Outcome::NoMate) {
+            if let Some(plan) = run.checkpoint_plan() {
+                plan.remove();
             }
         }
+        Ok(result)
     }
 }
 
@@ -520,7 +531,25 @@ impl<'s, 'p> Run<'s, 'p> {
         };
         // (The pass starts from an attacker to move: 受先 problems are deepened.)
         let supported = !self.limits.stipulation.defender_first;
-        !self.breadth_first_tried && self.lower_bound != NEVER && wanted && supported
+        // A pass to go on from (or one that must be): at once.
+        let resuming = self.checkpoint_plan().is_some_and(|plan| {
+            plan.start == CheckpointStart::Resume
+                || (plan.start == CheckpointStart::Either && plan.has_checkpoint())
+        });
+        !self.breadth_first_tried && self.lower_bound != NEVER && (wanted || resuming) && supported
+    }
+
+    /// Where this problem's checkpoints go: what they must be of is the root, the stipulation
+    /// with its conditions, and the solution limit (which decides the links kept).
+    fn checkpoint_plan(&self) -> Option<bfs::CheckpointPlan> {
+        let checkpointing = self.limits.checkpoint.as_ref()?;
+        let problem = format!(
+            "{} | {} | solutions {}",
+            self.pos.to_sfen(),
+            self.limits.stipulation,
+            self.limits.solution_limit.max(1)
+        );
+        Some(bfs::CheckpointPlan::new(checkpointing, problem))
     }
 
     /// The breadth-first pass. It starts beside the table, in the memory kept back for it, and
@@ -536,6 +565,7 @@ impl<'s, 'p> Run<'s, 'p> {
         let table_mb = self.solver.tt.size_mb();
         let reserve_bytes = hash_mb.saturating_sub(table_mb).max(1) << 20;
         let threads = self.limits.threads;
+        let checkpoint = self.checkpoint_plan();
         let solver = &mut *self.solver;
         if threads >= 2 && solver.pool(threads).is_none() {
             // No threads to be had: one thread does the same work.
@@ -569,6 +599,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 Some(_) => 0,
                 None => bfs::THREADS_FROM_NODES,
             },
+            checkpoint,
         };
         let caches = solver.caches.get_or_insert_with(bfs::Caches::new);
         let tt = &mut solver.tt;

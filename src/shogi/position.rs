@@ -65,6 +65,23 @@ impl PackedPosition {
         occupied: [0; 2],
         words: [0; 4],
     };
+
+    /// Its six words, for storing (a checkpoint of the breadth-first pass).
+    pub fn to_words(&self) -> [u64; 6] {
+        let [o0, o1] = self.occupied;
+        let [w0, w1, w2, w3] = self.words;
+        [o0, o1, w0, w1, w2, w3]
+    }
+
+    /// The packed position [`Self::to_words`] gave. Only words it gave make a position that
+    /// unpacks (what a checkpoint holds is checked by its checksum before it is used).
+    pub fn from_words(words: [u64; 6]) -> PackedPosition {
+        let [o0, o1, w0, w1, w2, w3] = words;
+        PackedPosition {
+            occupied: [o0, o1],
+            words: [w0, w1, w2, w3],
+        }
+    }
 }
 
 /// A shogi set has 40 pieces, and positions with more are rejected on input.

@@ -119,7 +119,7 @@ enum Job {
         /// Numbered from 1 in arrival order, so that a `stop` ends exactly the `go`s before it.
         id: u64,
         position: Box<Position>,
-        limits: Limits,
+        limits: Box<Limits>,
     },
     /// Protocol lines to print once the jobs before them are done.
     Lines(Vec<String>),
@@ -427,6 +427,8 @@ impl Session {
             Ok(OptionChange::SolutionLimit(n)) => self.config.solution_limit = n,
             Ok(OptionChange::TempDir(dir)) => self.config.temp_dir = dir,
             Ok(OptionChange::DiskCapMb(mb)) => self.config.disk_cap_mb = mb,
+            Ok(OptionChange::CheckpointDir(dir)) => self.config.checkpoint_dir = dir,
+            Ok(OptionChange::CheckpointMinutes(m)) => self.config.checkpoint_minutes = m,
             Ok(OptionChange::Goal(goal)) => self.config.goal = goal,
             Ok(OptionChange::DefenderFirst(first)) => self.config.defender_first = first,
             Ok(OptionChange::PieceMoves(moves)) => self.config.piece_moves = moves,
@@ -463,6 +465,7 @@ impl Session {
             solution_limit: self.config.solution_limit,
             threads: self.config.threads,
             disk: self.config.disk_budget(),
+            checkpoint: self.config.checkpointing(),
             ..Default::default()
         };
         self.gos_sent += 1;
@@ -470,7 +473,7 @@ impl Session {
         let _ = self.jobs.send(Job::Go {
             id: self.gos_sent,
             position: Box::new(self.position.clone()),
-            limits,
+            limits: Box::new(limits),
         });
     }
 }

@@ -1,6 +1,9 @@
 //! The engine's USI options: declaration (`usi`) and validation (`setoption`).
 
-use crate::config::{EngineConfig, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_SOLUTION_LIMIT, MAX_THREADS};
+use crate::config::{
+    EngineConfig, MAX_CHECKPOINT_MINUTES, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_SOLUTION_LIMIT,
+    MAX_THREADS,
+};
 use crate::shogi::conditions::{Captures, ConditionsError, PawnDropMate, PieceMoves};
 use crate::shogi::{Goal, Stipulation};
 use std::path::PathBuf;
@@ -15,6 +18,9 @@ pub enum OptionChange {
     /// None: the system's temporary directory.
     TempDir(Option<PathBuf>),
     DiskCapMb(usize),
+    /// None: no checkpoints.
+    CheckpointDir(Option<PathBuf>),
+    CheckpointMinutes(usize),
     Goal(Goal),
     DefenderFirst(bool),
     PieceMoves(PieceMoves),
@@ -38,8 +44,8 @@ pub enum OptionError {
     },
     #[error("option {0} needs a value")]
     MissingValue(&'static str),
-    #[error("option TempDir: '{0}' is not a directory")]
-    NotADirectory(String),
+    #[error("option {name}: '{value}' is not a directory")]
+    NotADirectory { name: &'static str, value: String },
     #[error("option Stipulation: '{0}' is not H# or HS#")]
     BadStipulation(String),
     #[error("option {name}: '{value}' is not true or false")]
@@ -73,6 +79,17 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
         format!(
             "option name DiskCap type spin default {} min 0 max {MAX_DISK_CAP_MB}",
             config.disk_cap_mb
+        ),
+        format!(
+            "option name CheckpointDir type string default {}",
+            config
+                .checkpoint_dir
+                .as_ref()
+                .map_or("<empty>".to_string(), |d| d.display().to_string())
+        ),
+        format!(
+            "option name CheckpointMinutes type spin default {} min 0 max {MAX_CHECKPOINT_MINUTES}",
+            config.checkpoint_minutes
         ),
         format!(
             "option name Stipulation type combo default {} var H# var HS#",
@@ -161,10 +178,10 @@ fn spin(
         })
 }
 
-/// A `TempDir` value: empty or `<empty>` for the system's temporary directory, else an existing
-/// directory (checked now, so that a typo shows at once rather than when a long search needs
-/// the disk).
-fn temp_dir(value: Option<&str>) -> Result<Option<PathBuf>, OptionError> {
+/// A `TempDir` or `CheckpointDir` value: empty or `<empty>` for none (the system's temporary
+/// directory, no checkpoints), else an existing directory (checked now, so that a typo shows at
+/// once rather than when a long search needs the disk).
+fn directory(name: &'static str, value: Option<&str>) -> Result<Option<PathBuf>, OptionError> {
     let value = value.map(str::trim).unwrap_or("");
     if value.is_empty() || value == "<empty>" {
         return Ok(None);
@@ -173,9 +190,10 @@ fn temp_dir(value: Option<&str>) -> Result<Option<PathBuf>, OptionError> {
     if dir.is_dir() {
         Ok(Some(dir))
     } else {
-        Err(OptionError::NotADirectory(
-            value.chars().take(200).collect(),
-        ))
+        Err(OptionError::NotADirectory {
+            name,
+            value: value.chars().take(200).collect(),
+        })
     }
 }
 
@@ -189,7 +207,10 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
         "solutionlimit" => {
             spin("SolutionLimit", value, 1, MAX_SOLUTION_LIMIT).map(OptionChange::SolutionLimit)
         }
-        "tempdir" => temp_dir(value).map(OptionChange::TempDir),
+        "tempdir" => directory("TempDir", value).map(OptionChange::TempDir),
+        "checkpointdir" => directory("CheckpointDir", value).map(OptionChange::CheckpointDir),
+        "checkpointminutes" => spin("CheckpointMinutes", value, 0, MAX_CHECKPOINT_MINUTES)
+            .map(OptionChange::CheckpointMinutes),
         "diskcap" => spin("DiskCap", value, 0, MAX_DISK_CAP_MB).map(OptionChange::DiskCapMb),
         "stipulation" => goal(value).map(OptionChange::Goal),
         "defenderfirst" => check("DefenderFirst", value).map(OptionChange::DefenderFirst),
@@ -277,7 +298,31 @@ mod tests {
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
         assert!(matches!(
             parse_change("TempDir", Some(file)),
-            Err(OptionError::NotADirectory(_))
+            Err(OptionError::NotADirectory {
+                name: "TempDir",
+                ..
+            })
+        ));
+        assert_eq!(
+            parse_change("CheckpointDir", Some("")),
+            Ok(OptionChange::CheckpointDir(None))
+        );
+        assert_eq!(
+            parse_change("checkpointdir", Some(here)),
+            Ok(OptionChange::CheckpointDir(Some(PathBuf::from(here))))
+        );
+        let error = parse_change("CheckpointDir", Some(file)).unwrap_err();
+        assert!(
+            error.to_string().starts_with("option CheckpointDir: '"),
+            "{error}"
+        );
+        assert_eq!(
+            parse_change("CheckpointMinutes", Some("0")),
+            Ok(OptionChange::CheckpointMinutes(0))
+        );
+        assert!(matches!(
+            parse_change("CheckpointMinutes", Some("1441")),
+            Err(OptionError::BadSpin { .. })
         ));
     }
 }

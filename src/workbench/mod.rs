@@ -49,6 +49,8 @@ pub struct SolveOptions {
     pub levels: bool,
     /// Where a breadth-first pass may write once memory runs short.
     pub disk: crate::search::DiskBudget,
+    /// Checkpoints of the breadth-first pass (`--checkpoint`, `--resume`).
+    pub checkpoint: Option<crate::search::Checkpointing>,
     /// Where the figures go: `solve_one` sets it up when `levels` is on (leave it `None`).
     pub level_log: Option<crossbeam_channel::Sender<crate::search::LevelStats>>,
     /// What the problems ask for, unless a problem names its own (see `stipulation_given`).
@@ -89,6 +91,7 @@ impl SolveOptions {
             threads: self.threads,
             level_log: self.level_log.clone(),
             disk: self.disk.clone(),
+            checkpoint: self.checkpoint.clone(),
             ..Default::default()
         }
     }
@@ -114,13 +117,13 @@ fn print_levels() -> (
             .map(|b| format!("gap{}", crate::search::bucket_floor(b)))
             .collect();
         eprintln!(
-            "level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{}",
+            "level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{}\tcheckpoint_s\tcheckpoint_MB",
             gap_names.join("\t")
         );
         for (i, l) in receiver.iter().enumerate() {
             let gaps: Vec<String> = l.gaps.iter().map(u64::to_string).collect();
             eprintln!(
-                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}\t{}\t{}\t{}",
+                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}\t{}\t{}\t{}\t{:.3}\t{:.1}",
                 i + 1,
                 l.plies,
                 l.positions,
@@ -132,7 +135,9 @@ fn print_levels() -> (
                 l.disk_bytes as f64 / MB,
                 l.nodes,
                 l.checks.map_or("-".to_string(), |c| c.to_string()),
-                gaps.join("\t")
+                gaps.join("\t"),
+                l.checkpoints.0.as_secs_f64(),
+                l.checkpoints.1 as f64 / MB,
             );
         }
     });

@@ -11,7 +11,7 @@ use super::level::Link;
 use crate::shogi::Move;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Where and how much the pass may write.
@@ -48,15 +48,49 @@ pub enum DiskError {
         "the disk cap of {cap_mb} MB is reached in {dir} (raise DiskCap or give more USI_Hash)"
     )]
     Cap { dir: PathBuf, cap_mb: u64 },
+    #[error("cannot write a checkpoint in {dir}: {message}")]
+    CheckpointWrite { dir: PathBuf, message: String },
+    /// A checkpoint that cannot be resumed: another problem's, another version's, damaged, or
+    /// missing when one was asked for.
+    #[error("checkpoint in {dir} refused: {message}")]
+    CheckpointRefused { dir: PathBuf, message: String },
 }
 
 /// Where one level's edges lie in the file.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct DiskEdges {
     first_at: u64,
     first_len: u32,
     extra_at: u64,
     extra_len: u32,
+}
+
+impl DiskEdges {
+    /// As a checkpoint records it: where the first links start, how many, where the further
+    /// ones start, how many.
+    pub(super) fn to_words(self) -> [u64; 4] {
+        [
+            self.first_at,
+            self.first_len.into(),
+            self.extra_at,
+            self.extra_len.into(),
+        ]
+    }
+
+    /// From [`Self::to_words`]; None if the words cannot be a level's place in a file of
+    /// `file_len` bytes.
+    pub(super) fn from_words(words: [u64; 4], file_len: u64) -> Option<DiskEdges> {
+        let [first_at, first_len, extra_at, extra_len] = words;
+        let edges = DiskEdges {
+            first_at,
+            first_len: first_len.try_into().ok()?,
+            extra_at,
+            extra_len: extra_len.try_into().ok()?,
+        };
+        let first_end = first_at.checked_add(first_len.checked_mul(LINK_RECORD)?)?;
+        let extra_end = extra_at.checked_add(extra_len.checked_mul(EXTRA_RECORD)?)?;
+        (first_end == extra_at && extra_end <= file_len).then_some(edges)
+    }
 }
 
 const LINK_RECORD: u64 = 8;
@@ -83,6 +117,59 @@ impl LinkFile {
             written: 0,
             cap: budget.cap_bytes,
         })
+    }
+
+    /// A file named `path` (made anew), for links that must outlive the process (a
+    /// checkpoint's).
+    pub fn create_named(path: &Path, budget: &DiskBudget) -> Result<LinkFile, DiskError> {
+        let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| DiskError::Create {
+                dir: dir.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(LinkFile {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            dir,
+            written: 0,
+            cap: budget.cap_bytes,
+        })
+    }
+
+    /// The named file `path` as a checkpoint left it: its first `len` bytes (anything written
+    /// after the checkpoint is cut off). None if it is shorter.
+    pub fn reopen_named(path: &Path, len: u64, budget: &DiskBudget) -> std::io::Result<LinkFile> {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)?;
+        if file.metadata()?.len() < len {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("the links file is shorter than the {len} bytes recorded"),
+            ));
+        }
+        file.set_len(len)?;
+        file.seek(SeekFrom::End(0))?;
+        Ok(LinkFile {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            dir: path.parent().map_or_else(PathBuf::new, Path::to_path_buf),
+            written: len,
+            cap: budget.cap_bytes,
+        })
+    }
+
+    /// Writes out what is buffered and waits until the disk has it.
+    pub fn make_durable(&mut self) -> Result<(), DiskError> {
+        self.writer
+            .flush()
+            .and_then(|()| self.writer.get_ref().sync_data())
+            .map_err(|e| self.write_error(e))
     }
 
     /// Bytes written so far.

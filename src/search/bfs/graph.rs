@@ -16,6 +16,12 @@ pub(super) struct LevelGraph {
     pub(super) file: Option<LinkFile>,
     /// Levels before this one are all on disk.
     pub(super) on_disk_before: usize,
+    /// Memory ran short: new levels go straight to the file. (A checkpoint moves the levels
+    /// it finds to the file without this: later levels stay in memory until the next one.)
+    pub(super) spilling: bool,
+    /// Where the file is made when it must have a name (the checkpoint's links, see
+    /// `checkpoint.rs`); None: an unnamed temporary file.
+    pub(super) named: Option<std::path::PathBuf>,
 }
 
 pub(super) enum StoredEdges {
@@ -39,7 +45,7 @@ impl LevelGraph {
         // the edges into one child stay in the order they were found (as the threaded
         // expansion orders them too).
         edges.extra.sort_by_key(|&(child, _)| child);
-        let stored = match &mut self.file {
+        let stored = match self.file.as_mut().filter(|_| self.spilling) {
             Some(file) => StoredEdges::Disk(file.append(&edges.first, &edges.extra)?),
             None => {
                 edges.first.shrink_to_fit();
@@ -64,9 +70,28 @@ impl LevelGraph {
         if budget.cap_bytes == 0 {
             return Ok(0);
         }
+        self.spilling = true;
+        self.move_levels_to_file(budget, want)
+    }
+
+    /// Moves every level held in memory to the file and makes the file durable (a
+    /// checkpoint's links): later levels stay in memory unless memory runs short.
+    pub(super) fn move_all_to_disk(&mut self, budget: &DiskBudget) -> Result<(), DiskError> {
+        self.move_levels_to_file(budget, usize::MAX)?;
+        self.file.as_mut().expect("made by the move").make_durable()
+    }
+
+    fn move_levels_to_file(
+        &mut self,
+        budget: &DiskBudget,
+        want: usize,
+    ) -> Result<usize, DiskError> {
         let file = match &mut self.file {
             Some(file) => file,
-            None => self.file.insert(LinkFile::create(budget)?),
+            None => self.file.insert(match &self.named {
+                Some(path) => LinkFile::create_named(path, budget)?,
+                None => LinkFile::create(budget)?,
+            }),
         };
         let mut freed = 0;
         while freed < want && self.on_disk_before < self.levels.len() {

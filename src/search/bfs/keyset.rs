@@ -221,6 +221,13 @@ impl Shard {
         Some(words)
     }
 
+    /// All the shard's words, ascending (its table's and its frozen keys').
+    fn words(&self) -> Vec<u64> {
+        let table = self.sorted_words(&|| false).expect("not stopped");
+        let frozen = self.frozen.iter().flat_map(FrozenKeys::words);
+        merged(frozen, table.into_iter()).collect()
+    }
+
     /// Whether `key` is in this shard.
     #[inline]
     fn contains(&self, key: u128) -> bool {
@@ -404,6 +411,67 @@ impl KeySet {
             bytes,
             census,
         }
+    }
+
+    /// Writes every key as the shards keep it: for each shard its number of words, then the
+    /// words ascending, all little-endian. Returns the bytes written.
+    pub(super) fn write_words(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+        let mut bytes = 0;
+        for shard in &self.shards {
+            let words = shard.words();
+            out.write_all(&(words.len() as u64).to_le_bytes())?;
+            for word in &words {
+                out.write_all(&word.to_le_bytes())?;
+            }
+            bytes += 8 * (1 + words.len() as u64);
+        }
+        Ok(bytes)
+    }
+
+    /// The set [`Self::write_words`] wrote, every key frozen (the compact form). An error if
+    /// the words run short or are out of order.
+    pub(super) fn read_words(
+        input: &mut dyn std::io::Read,
+        census: Option<Arc<Census>>,
+    ) -> std::io::Result<KeySet> {
+        let mut set = KeySet::with_census(census);
+        let mut word = [0u8; 8];
+        for shard in &mut set.shards {
+            input.read_exact(&mut word)?;
+            let len = usize::try_from(u64::from_le_bytes(word))
+                .map_err(|_| std::io::Error::other("a shard's count is too large"))?;
+            if len == 0 {
+                continue;
+            }
+            let mut failure = None;
+            let mut last = None;
+            let words = std::iter::from_fn(|| {
+                if failure.is_some() {
+                    return None;
+                }
+                let mut bytes = [0u8; 8];
+                if let Err(e) = input.read_exact(&mut bytes) {
+                    failure = Some(e);
+                    return None;
+                }
+                let word = u64::from_le_bytes(bytes);
+                if last.is_some_and(|l| l >= word) {
+                    failure = Some(std::io::Error::other("the keys are out of order"));
+                    return None;
+                }
+                last = Some(word);
+                Some(word)
+            })
+            .take(len);
+            let frozen = FrozenKeys::new(words, len);
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            shard.frozen =
+                Some(frozen.ok_or_else(|| std::io::Error::other("a shard's keys are cut short"))?);
+        }
+        set.recount();
+        Ok(set)
     }
 
     /// The census, if the set has one.

@@ -106,6 +106,86 @@ impl LevelPositions {
             + self.ends.capacity() * 4
     }
 
+    /// Writes the positions, their checks and `counts` (one a position, or none), little-endian.
+    pub(super) fn write_to(
+        &self,
+        counts: &[u32],
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let u64s = |out: &mut dyn std::io::Write, words: &[u64]| {
+            words
+                .iter()
+                .try_for_each(|w| out.write_all(&w.to_le_bytes()))
+        };
+        u64s(
+            out,
+            &[
+                self.len() as u64,
+                self.checks.len() as u64,
+                counts.len() as u64,
+            ],
+        )?;
+        for packed in &self.packed {
+            u64s(out, &packed.to_words())?;
+        }
+        for check in &self.checks {
+            out.write_all(&check.raw().to_le_bytes())?;
+        }
+        for value in self.ends.iter().chain(counts) {
+            out.write_all(&value.to_le_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The positions and counts [`Self::write_to`] wrote.
+    pub(super) fn read_from(
+        input: &mut dyn std::io::Read,
+    ) -> std::io::Result<(LevelPositions, Vec<u32>)> {
+        fn u64_from(input: &mut dyn std::io::Read) -> std::io::Result<u64> {
+            let mut bytes = [0u8; 8];
+            input.read_exact(&mut bytes)?;
+            Ok(u64::from_le_bytes(bytes))
+        }
+        fn u32_from(input: &mut dyn std::io::Read) -> std::io::Result<u32> {
+            let mut bytes = [0u8; 4];
+            input.read_exact(&mut bytes)?;
+            Ok(u32::from_le_bytes(bytes))
+        }
+        let too_many = || std::io::Error::other("a level's sizes are out of range");
+        let mut size = || -> std::io::Result<usize> {
+            usize::try_from(u64_from(input)?).map_err(|_| too_many())
+        };
+        let (len, checks, counted) = (size()?, size()?, size()?);
+        if len > u32::MAX as usize || checks > u32::MAX as usize || (counted != 0 && counted != len)
+        {
+            return Err(too_many());
+        }
+        let mut level = LevelPositions::default();
+        for _ in 0..len {
+            let mut words = [0u64; 6];
+            for word in &mut words {
+                *word = u64_from(input)?;
+            }
+            level.packed.push(PackedPosition::from_words(words));
+        }
+        for _ in 0..checks {
+            let mut bytes = [0u8; 2];
+            input.read_exact(&mut bytes)?;
+            level.checks.push(Move::from_raw(u16::from_le_bytes(bytes)));
+        }
+        for _ in 0..len {
+            level.ends.push(u32_from(input)?);
+        }
+        let ordered = level.ends.windows(2).all(|w| w[0] <= w[1]);
+        if !ordered || level.ends.last().is_some_and(|&e| e as usize != checks) {
+            return Err(std::io::Error::other("a level's checks do not add up"));
+        }
+        let counts = (0..counted)
+            .map(|_| u32_from(input))
+            .collect::<Result<_, _>>()?;
+        Ok((level, counts))
+    }
+
     pub(super) fn shrink_to_fit(&mut self) {
         self.packed.shrink_to_fit();
         self.checks.shrink_to_fit();

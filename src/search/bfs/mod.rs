@@ -18,6 +18,7 @@
 //! from the mating edges towards the root.
 
 mod census;
+mod checkpoint;
 mod crew;
 mod disk;
 mod expand;
@@ -31,6 +32,8 @@ mod room;
 mod serial;
 
 pub use census::{bucket_floor, GAP_BUCKETS};
+pub(crate) use checkpoint::Plan as CheckpointPlan;
+pub use checkpoint::{CheckpointStart, Checkpointing};
 pub use disk::{DiskBudget, DiskError};
 
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
@@ -143,6 +146,8 @@ pub struct LevelStats {
     /// Positions met again since the last level's figures, by how many levels after they were
     /// first kept (buckets of [`bucket_floor`]); estimated from a sample of the keys.
     pub gaps: [u64; GAP_BUCKETS],
+    /// Time spent writing checkpoints so far, and their bytes on disk (besides the links).
+    pub checkpoints: (Duration, u64),
 }
 
 pub(crate) struct BfsLimits<'a> {
@@ -181,6 +186,8 @@ pub(crate) struct BfsLimits<'a> {
     /// The threads join in once the pass has searched this many nodes (see
     /// [`THREADS_FROM_NODES`]).
     pub threads_from_nodes: u64,
+    /// Where checkpoints go and whether the pass starts from one (see `checkpoint.rs`).
+    pub checkpoint: Option<checkpoint::Plan>,
 }
 
 impl BfsLimits<'_> {
@@ -215,6 +222,7 @@ pub(crate) struct Pass {
     graph: LevelGraph,
     /// Where the pass stands, for [`search`] to go on from.
     at: PassAt,
+    checkpoints: Option<checkpoint::Checkpoints>,
 }
 
 /// Where a pass stands between two calls of [`search`] (the first on the calling thread, the
@@ -253,7 +261,42 @@ impl Pass {
             counts: vec![1],
             graph: LevelGraph::default(),
             at: PassAt::default(),
+            checkpoints: None,
         }
+    }
+
+    /// The pass `limits.checkpoint` says to start with: as its checkpoint left it, or afresh
+    /// (writing checkpoints); nodes played before the checkpoint are added to `nodes`.
+    fn start(root: &Position, limits: &BfsLimits, nodes: &mut u64) -> Result<Pass, DiskError> {
+        let census = || {
+            limits
+                .level_log
+                .is_some()
+                .then(|| std::sync::Arc::new(census::Census::new()))
+        };
+        let mut pass = Pass::new(root, limits.rules, census().is_some());
+        let Some(plan) = &limits.checkpoint else {
+            return Ok(pass);
+        };
+        let (checkpoints, resumed) = checkpoint::start(plan, &limits.disk, census())?;
+        match resumed {
+            Some(resumed) => {
+                pass.seen = resumed.seen;
+                pass.level = resumed.level;
+                pass.counts = resumed.counts;
+                pass.graph = resumed.graph;
+                pass.at.depth = resumed.depth;
+                *nodes += resumed.nodes;
+            }
+            None => pass.graph.named = Some(plan.links_path()),
+        }
+        pass.checkpoints = Some(checkpoints);
+        Ok(pass)
+    }
+
+    /// Bytes on disk: links and the last checkpoint.
+    fn disk_bytes(graph: &LevelGraph, checkpoints: &Option<checkpoint::Checkpoints>) -> u64 {
+        graph.disk_bytes() + checkpoints.as_ref().map_or(0, |c| c.bytes)
     }
 
     /// Frees the pass's memory and file on a thread of its own; join it before memory is
@@ -314,7 +357,16 @@ pub(crate) fn search_in_pool(
     more_memory: &mut (dyn FnMut() -> usize + Send),
     caches: &mut Caches,
 ) -> (BfsOutcome, Pass) {
-    let mut pass = Pass::new(root, limits.rules, limits.level_log.is_some());
+    let mut pass = match Pass::start(root, limits, nodes) {
+        Ok(pass) => pass,
+        Err(e) => {
+            let outcome = BfsOutcome::GaveUp {
+                lower_bound: 1,
+                reason: GiveUp::Disk(e),
+            };
+            return (outcome, Pass::new(root, limits.rules, false));
+        }
+    };
     // On this thread until the threads are due (a short pass ends before: handing it to the
     // pool cost more than the pass, 20 us of 15).
     if let Some(outcome) = search(
@@ -408,6 +460,7 @@ fn search(
         counts,
         graph,
         at,
+        checkpoints,
     } = pass;
     if at.first.is_none() {
         at.first = Some((*nodes, Instant::now()));
@@ -461,6 +514,15 @@ fn search(
         if bushy.note(depth, level.len()) && limits.give_up_when_bushy {
             return Some(give_up(GiveUp::Bushy));
         }
+        if let Some(checkpoints) = checkpoints.as_mut().filter(|c| c.due()) {
+            if let Err(e) =
+                checkpoints.write((seen, level, counts, graph), (depth, *nodes), &limits.disk)
+            {
+                return Some(give_up(GiveUp::Disk(e)));
+            }
+        }
+        // The narrow loop hands its level back when a checkpoint falls due.
+        let checkpoint_due_at = checkpoints.as_ref().map(checkpoint::Checkpoints::due_at);
         // Narrow levels: every thread in one loop, as long as they stay narrow (see
         // `narrow.rs`).
         if let Some(crew) = workers
@@ -476,7 +538,7 @@ fn search(
                 log_level(
                     limits,
                     (done.depth, done.width, None),
-                    (done.seen, done.graph),
+                    (done.seen, done.graph, checkpoints.as_ref()),
                     (done.used, done.nodes),
                     started,
                 );
@@ -506,7 +568,10 @@ fn search(
                     disk: &limits.disk,
                     nodes,
                     after_level: &mut after_level,
-                    too_deep: &|depth| limits.mate_length(depth) > limits.max_plies,
+                    too_deep: &|depth| {
+                        limits.mate_length(depth) > limits.max_plies
+                            || checkpoint_due_at.is_some_and(|at| Instant::now() >= at)
+                    },
                 },
             );
             let lower_bound = limits.mate_length(depth);
@@ -586,7 +651,7 @@ fn search(
             let budget_now = budget;
             // At least once a second during a wide level.
             let last_permille = permille(seen.bytes() + held, budget);
-            let disk_bytes = graph.disk_bytes();
+            let disk_bytes = Pass::disk_bytes(graph, checkpoints);
             let mut tick = |nodes: u64| {
                 if last_report.elapsed() >= Duration::from_secs(1) {
                     progress(BfsProgress {
@@ -672,7 +737,7 @@ fn search(
             // level where memory is short, they would take half of what it has.
             workers.release();
         }
-        if graph.disk_bytes() > 0 {
+        if graph.spilling {
             // Memory is short: the vectors of the level just finished would otherwise
             // stay with the allocator, and the next, wider level's be taken anew. The
             // threads' vectors go too.
@@ -696,7 +761,7 @@ fn search(
         log_level(
             limits,
             (depth, level.len(), Some(level.checks.len())),
-            (seen, graph),
+            (seen, graph, checkpoints.as_ref()),
             (used, *nodes),
             started,
         );
@@ -705,7 +770,7 @@ fn search(
                 lower_bound: limits.mate_length(depth),
                 nodes: *nodes,
                 permille: permille(used, budget),
-                disk_bytes: graph.disk_bytes(),
+                disk_bytes: Pass::disk_bytes(graph, checkpoints),
             });
             last_report = Instant::now();
         }
@@ -810,7 +875,7 @@ impl NarrowLoop<'_> {
         }
         width >= limits.parallel_from_positions
             && width < limits.narrow_below.min(narrow::MAX_FIRST_WIDTH)
-            && graph.file.is_none()
+            && !graph.spilling
     }
 
     /// Runs the loop from the level `at` with `crew`; `None` if it cannot run (no helper, no
@@ -862,7 +927,7 @@ impl NarrowLoop<'_> {
 fn log_level(
     limits: &BfsLimits,
     (depth, width, checks): (u32, usize, Option<usize>),
-    (seen, graph): (&KeySet, &LevelGraph),
+    (seen, graph, checkpoints): (&KeySet, &LevelGraph, Option<&checkpoint::Checkpoints>),
     (bytes, nodes): (usize, u64),
     started: Instant,
 ) {
@@ -885,6 +950,7 @@ fn log_level(
             nodes,
             checks,
             gaps,
+            checkpoints: checkpoints.map_or((Duration::ZERO, 0), |c| (c.spent, c.bytes)),
         });
     }
 }

@@ -54,6 +54,7 @@ mod same_levels {
             disk: DiskBudget::default(),
             give_up_when_bushy: false,
             threads_from_nodes: 0,
+            checkpoint: None,
         };
         let mut nodes = 0;
         let (outcome, _pass) = search_in_pool(
@@ -208,6 +209,7 @@ mod stops {
                 disk: DiskBudget::default(),
                 give_up_when_bushy: false,
                 threads_from_nodes: 0,
+                checkpoint: None,
             };
             let stopped_at = std::sync::Mutex::new(None);
             let (outcome, _pass) = std::thread::scope(|scope| {

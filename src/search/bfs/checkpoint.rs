@@ -1,0 +1,450 @@
+//! Checkpoints: what the breadth-first pass needs to go on after its process ends (a reboot,
+//! Ctrl-C, a killed job), written at a level boundary every so often.
+//!
+//! A problem's checkpoint lives in a directory of its own under the one the user names
+//! (`kyozume-` and a hash of the problem, its rules and its solution limit), so that one
+//! directory serves any number of problems. In it:
+//!
+//! - `links`: every level's edges, appended level by level and never rewritten (the pass's
+//!   links file, named instead of unnamed; see `disk.rs`);
+//! - `keys.G` and `level.G` of generation `G`: the key set (each shard's words, ascending) and
+//!   the level about to be expanded with its path counts;
+//! - `manifest.toml`: which generation is complete, the problem it belongs to, the depth, the
+//!   length of `links` and where each level's edges lie in it, and the checksums.
+//!
+//! A generation is written in full and made durable (fsync) before a new manifest replaces the
+//! old one by a rename, and the old generation's files go only after that: a kill at any
+//! instant leaves the last manifest and everything it names intact. Bytes appended to `links`
+//! after the manifest's length are cut off when the checkpoint is resumed.
+
+use super::census::Census;
+use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
+use super::graph::{LevelGraph, StoredEdges};
+use super::keyset::KeySet;
+use super::level::LevelPositions;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Whether a search starts from a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointStart {
+    /// Start afresh; a checkpoint of the same problem already there is an error (it would be
+    /// overwritten: `solve --checkpoint`).
+    Fresh,
+    /// Go on from the problem's checkpoint, which must be there (`solve --resume`).
+    Resume,
+    /// Go on from the problem's checkpoint if there is one, else start afresh (the engine).
+    Either,
+}
+
+/// Where and how often the pass writes checkpoints, and whether it starts from one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpointing {
+    /// The directory the user named; each problem's checkpoint goes in a subdirectory.
+    pub dir: PathBuf,
+    /// At most this often (at the first level boundary after it has passed).
+    pub every: Duration,
+    pub start: CheckpointStart,
+}
+
+/// Format of the files: a checkpoint of another format is refused.
+const FORMAT: u32 = 1;
+const MANIFEST: &str = "manifest.toml";
+const LINKS: &str = "links";
+
+/// One problem's checkpoints.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// The problem's own directory.
+    pub dir: PathBuf,
+    pub every: Duration,
+    pub start: CheckpointStart,
+    /// What the checkpoint must be of: the root's SFEN, the stipulation with its conditions
+    /// and the solution limit (links are kept for counting only when it is above 1).
+    pub problem: String,
+}
+
+impl Plan {
+    pub(crate) fn new(checkpointing: &Checkpointing, problem: String) -> Plan {
+        // FNV-1a: stable from one build to the next (the standard hasher is not).
+        let hash = problem.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Plan {
+            dir: checkpointing.dir.join(format!("kyozume-{hash:016x}")),
+            every: checkpointing.every,
+            start: checkpointing.start,
+            problem,
+        }
+    }
+
+    fn refused(&self, message: impl Into<String>) -> DiskError {
+        DiskError::CheckpointRefused {
+            dir: self.dir.clone(),
+            message: message.into(),
+        }
+    }
+
+    fn write_error(&self, e: impl std::fmt::Display) -> DiskError {
+        DiskError::CheckpointWrite {
+            dir: self.dir.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Whether the problem has a checkpoint to go on from.
+    pub(crate) fn has_checkpoint(&self) -> bool {
+        self.dir.join(MANIFEST).exists()
+    }
+
+    /// Where the links go.
+    pub(super) fn links_path(&self) -> PathBuf {
+        self.dir.join(LINKS)
+    }
+
+    /// The problem's checkpoint is removed (its answer is known).
+    pub(crate) fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Manifest {
+    format: u32,
+    problem: String,
+    generation: u64,
+    /// The level about to be expanded.
+    depth: u32,
+    /// Moves played by the pass before the checkpoint.
+    nodes: u64,
+    keys: Stored,
+    level: Stored,
+    links_bytes: u64,
+    /// Where each level's edges lie in `links` (see [`DiskEdges::to_words`]).
+    edges: Vec<[u64; 4]>,
+}
+
+/// A file's length and CRC-32.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+struct Stored {
+    bytes: u64,
+    crc: u32,
+}
+
+/// A writer that counts and checksums what goes through it.
+struct Summed<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Summed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: Read> Read for Summed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.crc.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+fn summed<T>(inner: T) -> Summed<T> {
+    Summed {
+        inner,
+        crc: crc32fast::Hasher::new(),
+        bytes: 0,
+    }
+}
+
+/// Writes `fill`'s bytes to `path` and waits until the disk has them.
+fn write_file(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<Stored> {
+    let file = File::create(path)?;
+    let mut out = summed(BufWriter::with_capacity(1 << 20, file));
+    fill(&mut out)?;
+    out.flush()?;
+    let Summed { inner, crc, bytes } = out;
+    let file = inner.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    Ok(Stored {
+        bytes,
+        crc: crc.finalize(),
+    })
+}
+
+/// Reads `path` through `read`, which must take exactly the bytes `stored` says, with its
+/// checksum.
+fn read_file<T>(
+    path: &Path,
+    stored: Stored,
+    read: impl FnOnce(&mut dyn Read) -> std::io::Result<T>,
+) -> Result<T, String> {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let file = File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let mut input = summed(BufReader::with_capacity(1 << 20, file));
+    let value = read(&mut input).map_err(|e| format!("{name} is damaged ({e})"))?;
+    let mut rest = [0u8; 1];
+    let longer = input
+        .inner
+        .read(&mut rest)
+        .map_err(|e| format!("{name}: {e}"))?
+        > 0;
+    if longer || input.bytes != stored.bytes || input.crc.clone().finalize() != stored.crc {
+        return Err(format!(
+            "{name} is damaged (its length or checksum is not the one recorded)"
+        ));
+    }
+    Ok(value)
+}
+
+/// Syncs a directory, so that a rename in it is on disk.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// What the pass keeps of its checkpoints while it runs.
+pub(super) struct Checkpoints {
+    pub plan: Plan,
+    generation: u64,
+    /// When the last one was written (or the pass began).
+    last: Instant,
+    /// Bytes of the last generation's files (the links are counted by the graph).
+    pub bytes: u64,
+    /// Time spent writing checkpoints in this process.
+    pub spent: Duration,
+}
+
+impl Checkpoints {
+    /// Whether one is due at a level boundary now.
+    pub(super) fn due(&self) -> bool {
+        self.last.elapsed() >= self.plan.every
+    }
+
+    /// When the next one is due.
+    pub(super) fn due_at(&self) -> Instant {
+        self.last + self.plan.every
+    }
+
+    /// Writes a checkpoint of the pass at the boundary before level `depth` (`level`, with
+    /// its `counts`, is about to be expanded). The links go to the file first (see
+    /// [`LevelGraph::move_all_to_disk`]).
+    pub(super) fn write(
+        &mut self,
+        (seen, level, counts, graph): (&KeySet, &LevelPositions, &[u32], &mut LevelGraph),
+        (depth, nodes): (u32, u64),
+        disk: &DiskBudget,
+    ) -> Result<(), DiskError> {
+        let started = Instant::now();
+        let plan = &self.plan;
+        graph.move_all_to_disk(disk)?;
+        let links_bytes = graph.disk_bytes();
+        // Both generations are on disk until the new manifest is in.
+        let keys_bytes = 8 * (seen.len() as u64 + 64);
+        let level_bytes = (level.bytes() + counts.len() * 4) as u64;
+        if links_bytes + self.bytes + keys_bytes + level_bytes > disk.cap_bytes {
+            return Err(DiskError::Cap {
+                dir: plan.dir.clone(),
+                cap_mb: disk.cap_bytes >> 20,
+            });
+        }
+        let generation = self.generation + 1;
+        let keys_path = plan.dir.join(format!("keys.{generation}"));
+        let level_path = plan.dir.join(format!("level.{generation}"));
+        let keys = write_file(&keys_path, |out| seen.write_words(out).map(|_| ()))
+            .map_err(|e| plan.write_error(e))?;
+        let level = write_file(&level_path, |out| level.write_to(counts, out))
+            .map_err(|e| plan.write_error(e))?;
+        let edges = graph
+            .levels
+            .iter()
+            .map(|stored| match stored {
+                StoredEdges::Disk(edges) => edges.to_words(),
+                StoredEdges::Memory(_) => unreachable!("every level was moved to the file"),
+            })
+            .collect();
+        let manifest = Manifest {
+            format: FORMAT,
+            problem: plan.problem.clone(),
+            generation,
+            depth,
+            nodes,
+            keys,
+            level,
+            links_bytes,
+            edges,
+        };
+        let text = toml::to_string(&manifest).map_err(|e| plan.write_error(e))?;
+        let fresh = plan.dir.join("manifest.new");
+        write_file(&fresh, |out| out.write_all(text.as_bytes()))
+            .and_then(|_| std::fs::rename(&fresh, plan.dir.join(MANIFEST)))
+            .and_then(|()| sync_dir(&plan.dir))
+            .map_err(|e| plan.write_error(e))?;
+        for old in ["keys", "level"] {
+            let _ = std::fs::remove_file(plan.dir.join(format!("{old}.{}", self.generation)));
+        }
+        self.generation = generation;
+        self.bytes = keys.bytes + level.bytes + text.len() as u64;
+        self.last = Instant::now();
+        self.spent += started.elapsed();
+        Ok(())
+    }
+}
+
+/// A pass as a checkpoint left it.
+pub(super) struct Resumed {
+    pub seen: KeySet,
+    pub level: LevelPositions,
+    pub counts: Vec<u32>,
+    pub graph: LevelGraph,
+    pub depth: u32,
+    pub nodes: u64,
+}
+
+/// Starts checkpointing `plan`: the pass as its checkpoint left it, if it is to go on from one
+/// (see [`CheckpointStart`]); None to start afresh (the problem's directory then made empty).
+pub(super) fn start(
+    plan: &Plan,
+    disk: &DiskBudget,
+    census: Option<Arc<Census>>,
+) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
+    let manifest_path = plan.dir.join(MANIFEST);
+    let there = manifest_path.exists();
+    let resumed = match (plan.start, there) {
+        (CheckpointStart::Fresh, true) => {
+            return Err(plan.refused(
+                "it already holds a checkpoint of this problem: go on from it with --resume, or \
+                 remove the directory to start afresh",
+            ))
+        }
+        (CheckpointStart::Resume, false) => {
+            let others = match plan.dir.parent().map_or(0, count_checkpoints) {
+                0 => String::new(),
+                n => format!(" (the directory holds checkpoints of {n} other problems)"),
+            };
+            return Err(plan.refused(format!(
+                "there is no checkpoint of this problem under these rules and solution limit{others}"
+            )));
+        }
+        (_, true) => Some(resume(plan, disk, census)?),
+        (_, false) => {
+            let _ = std::fs::remove_dir_all(&plan.dir);
+            std::fs::create_dir_all(&plan.dir).map_err(|e| plan.write_error(e))?;
+            None
+        }
+    };
+    let checkpoints = Checkpoints {
+        plan: plan.clone(),
+        generation: resumed.as_ref().map_or(0, |(_, g, _)| *g),
+        last: Instant::now(),
+        bytes: resumed.as_ref().map_or(0, |(_, _, b)| *b),
+        spent: Duration::ZERO,
+    };
+    Ok((checkpoints, resumed.map(|(r, _, _)| r)))
+}
+
+/// Checkpoint directories in `dir`.
+fn count_checkpoints(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("kyozume-"))
+            .count()
+    })
+}
+
+/// The pass `plan`'s checkpoint holds, its generation and the bytes of its files.
+fn resume(
+    plan: &Plan,
+    disk: &DiskBudget,
+    census: Option<Arc<Census>>,
+) -> Result<(Resumed, u64, u64), DiskError> {
+    let text = std::fs::read_to_string(plan.dir.join(MANIFEST))
+        .map_err(|e| plan.refused(format!("{MANIFEST}: {e}")))?;
+    let manifest: Manifest =
+        toml::from_str(&text).map_err(|e| plan.refused(format!("{MANIFEST} is damaged ({e})")))?;
+    if manifest.format != FORMAT {
+        return Err(plan.refused(format!(
+            "it was written in format {} (this engine reads {FORMAT})",
+            manifest.format
+        )));
+    }
+    if manifest.problem != plan.problem {
+        return Err(plan.refused(format!(
+            "it is a checkpoint of another problem ({}), not of {}",
+            manifest.problem, plan.problem
+        )));
+    }
+    let generation = manifest.generation;
+    let file = |name: &str| plan.dir.join(format!("{name}.{generation}"));
+    let seen = read_file(&file("keys"), manifest.keys, |input| {
+        KeySet::read_words(input, census)
+    })
+    .map_err(|e| plan.refused(e))?;
+    let (level, counts) = read_file(&file("level"), manifest.level, LevelPositions::read_from)
+        .map_err(|e| plan.refused(e))?;
+    let links = LinkFile::reopen_named(&plan.links_path(), manifest.links_bytes, disk)
+        .map_err(|e| plan.refused(format!("{LINKS}: {e}")))?;
+    let levels = manifest
+        .edges
+        .iter()
+        .map(|&words| DiskEdges::from_words(words, manifest.links_bytes).map(StoredEdges::Disk))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| plan.refused(format!("{MANIFEST} is damaged (a level's links)")))?;
+    if levels.len() != manifest.depth as usize || level.is_empty() {
+        return Err(plan.refused(format!("{MANIFEST} is damaged (its levels)")));
+    }
+    // Files of a generation that was being written when the process ended.
+    if let Ok(entries) = std::fs::read_dir(&plan.dir) {
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = [MANIFEST, LINKS].contains(&name.as_str())
+                || name == format!("keys.{generation}")
+                || name == format!("level.{generation}");
+            if !ours {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let on_disk = levels.len();
+    let graph = LevelGraph {
+        levels,
+        bytes: 0,
+        file: Some(links),
+        on_disk_before: on_disk,
+        spilling: false,
+        named: Some(plan.links_path()),
+    };
+    let bytes = manifest.keys.bytes + manifest.level.bytes + text.len() as u64;
+    Ok((
+        Resumed {
+            seen,
+            level,
+            counts,
+            graph,
+            depth: manifest.depth,
+            nodes: manifest.nodes,
+        },
+        generation,
+        bytes,
+    ))
+}
