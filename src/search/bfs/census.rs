@@ -6,9 +6,12 @@
 //! One key in [`Census::SAMPLE`] is followed (chosen by key bits no table uses for its slot),
 //! so the figures are estimates: multiply by `SAMPLE`.
 
-use super::keyset::KeyMap;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// First levels of followed keys (a standard map: one key in [`Census::SAMPLE`] comes here).
+type FirstLevels = HashMap<u128, u32>;
 
 /// Gap buckets: 0 (the same level), 1, 2, 3-4, 5-8, ..., 2^(n-2)+1 and more.
 pub const GAP_BUCKETS: usize = 16;
@@ -35,7 +38,7 @@ pub(super) struct Census {
     level: AtomicU32,
     /// First levels of the followed keys, split like the key set so that owners inserting
     /// different shards seldom meet on one lock.
-    first: Vec<Mutex<KeyMap<u32>>>,
+    first: Vec<Mutex<FirstLevels>>,
     gaps: [AtomicU64; GAP_BUCKETS],
 }
 
@@ -58,7 +61,7 @@ impl Census {
         ((key >> 96) as u64).is_multiple_of(Self::SAMPLE)
     }
 
-    fn lock(&self, key: u128) -> parking_lot::MutexGuard<'_, KeyMap<u32>> {
+    fn lock(&self, key: u128) -> parking_lot::MutexGuard<'_, FirstLevels> {
         self.first[(key >> 110) as usize % Self::LOCKS].lock()
     }
 
