@@ -84,7 +84,7 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
         let unbroken = solve(64, sfen, &limits).unwrap();
         // Cut off where a level of the pass would pass a random length (a mate is found at a
         // level boundary; no-mate rows within the first 40 plies).
-        let longest = if *plies > 0 { plies - 2 } else { 40 };
+        let longest = if *plies > 0 { plies.saturating_sub(2) } else { 40 };
         let cut = random.random_range(1..=longest.max(1)) | 1;
         let cut_off = Limits {
             max_plies: Some(cut),
