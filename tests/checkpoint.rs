@@ -84,7 +84,11 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
         let unbroken = solve(64, sfen, &limits).unwrap();
         // Cut off where a level of the pass would pass a random length (a mate is found at a
         // level boundary; no-mate rows within the first 40 plies).
-        let longest = if *plies > 0 { plies.saturating_sub(2) } else { 40 };
+        let longest = if *plies > 0 {
+            plies.saturating_sub(2)
+        } else {
+            40
+        };
         let cut = random.random_range(1..=longest.max(1)) | 1;
         let cut_off = Limits {
             max_plies: Some(cut),
@@ -381,8 +385,14 @@ fn the_engine_goes_on_from_a_checkpoint_in_its_checkpoint_dir() {
     assert_eq!(problem_dirs(dir.path()).len(), 1);
     let written = generation(dir.path());
     assert!(written > 0);
-    // Goes on from it, to the published answer; the checkpoint is gone with the answer.
+    // Goes on from it (and says so), to the published answer; the checkpoint is gone with the
+    // answer.
     let (lines, last) = engine.go_mate(&sfen, "infinite", Duration::from_secs(120));
+    let resumed: Vec<_> = lines
+        .iter()
+        .filter(|l| l.starts_with("info string resumed from a checkpoint at "))
+        .collect();
+    assert_eq!(resumed.len(), 1, "{lines:?}");
     assert_eq!(last.split_whitespace().count(), 1 + 1965, "{last}");
     assert!(
         lines.iter().any(|l| l.contains("solutions 1 unique")),

@@ -102,6 +102,9 @@ pub struct Progress {
     pub hashfull: u32,
     /// Bytes the breadth-first pass has written to disk.
     pub disk_bytes: u64,
+    /// Set once, in the report sent when a breadth-first pass goes on from a checkpoint: the
+    /// plies its positions were at.
+    pub resumed_from: Option<u32>,
 }
 
 impl Progress {
@@ -507,6 +510,7 @@ impl<'s, 'p> Run<'s, 'p> {
             elapsed: self.start.elapsed(),
             hashfull,
             disk_bytes: 0,
+            resumed_from: None,
         });
     }
 
@@ -623,6 +627,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 elapsed: start.elapsed(),
                 hashfull: p.permille,
                 disk_bytes: p.disk_bytes,
+                resumed_from: p.resumed_from,
             })
         };
         let (outcome, pass) = bfs::search_in_pool(
@@ -850,6 +855,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 elapsed: start.elapsed(),
                 hashfull,
                 disk_bytes: 0,
+                resumed_from: None,
             })
         };
         let Solver {

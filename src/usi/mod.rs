@@ -578,6 +578,11 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 ));
                 let solver = table.get_or_insert_with(|| make_solver(hash_mb));
                 let result = solver.solve(&position, &limits, &shared.stop, &mut |p| {
+                    if let Some(plies) = p.resumed_from {
+                        out.line(&format!(
+                            "info string resumed from a checkpoint at {plies} plies"
+                        ));
+                    }
                     out.line(&info_line(p));
                     if out.is_broken() {
                         // Nobody reads the answer any more.

@@ -232,6 +232,8 @@ pub(super) struct Checkpoints {
     pub bytes: u64,
     /// Time spent writing checkpoints in this process.
     pub spent: Duration,
+    /// The pass went on from a checkpoint.
+    pub resumed: bool,
 }
 
 impl Checkpoints {
@@ -358,6 +360,7 @@ pub(super) fn start(
         last: Instant::now(),
         bytes: resumed.as_ref().map_or(0, |(_, _, b)| *b),
         spent: Duration::ZERO,
+        resumed: resumed.is_some(),
     };
     Ok((checkpoints, resumed.map(|(r, _, _)| r)))
 }

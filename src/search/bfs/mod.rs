@@ -208,6 +208,9 @@ pub(crate) struct BfsProgress {
     pub permille: u32,
     /// Bytes written to disk.
     pub disk_bytes: u64,
+    /// The pass went on from a checkpoint whose positions were this many plies from the root
+    /// (in the one report sent then).
+    pub resumed_from: Option<u32>,
 }
 
 /// What a pass holds in memory (and on disk): the keys seen, the current level, its paths and
@@ -358,6 +361,16 @@ pub(crate) fn search_in_pool(
     caches: &mut Caches,
 ) -> (BfsOutcome, Pass) {
     let mut pass = match Pass::start(root, limits, nodes) {
+        Ok(pass) if pass.checkpoints.as_ref().is_some_and(|c| c.resumed) => {
+            progress(BfsProgress {
+                lower_bound: limits.mate_length(pass.at.depth),
+                nodes: *nodes,
+                permille: 0,
+                disk_bytes: Pass::disk_bytes(&pass.graph, &pass.checkpoints),
+                resumed_from: Some(2 * pass.at.depth),
+            });
+            pass
+        }
         Ok(pass) => pass,
         Err(e) => {
             let outcome = BfsOutcome::GaveUp {
@@ -548,6 +561,7 @@ fn search(
                         nodes: done.nodes,
                         permille: permille(done.used, done.budget),
                         disk_bytes: 0,
+                        resumed_from: None,
                     });
                     last_report = Instant::now();
                 }
@@ -659,6 +673,7 @@ fn search(
                         nodes,
                         permille: last_permille,
                         disk_bytes,
+                        resumed_from: None,
                     });
                     last_report = Instant::now();
                 }
@@ -771,6 +786,7 @@ fn search(
                 nodes: *nodes,
                 permille: permille(used, budget),
                 disk_bytes: Pass::disk_bytes(graph, checkpoints),
+                resumed_from: None,
             });
             last_report = Instant::now();
         }
