@@ -221,11 +221,12 @@ impl Shard {
         Some(words)
     }
 
-    /// All the shard's words, ascending (its table's and its frozen keys').
-    fn words(&self) -> Vec<u64> {
+    /// Writes the shard's words ascending (its table's and its frozen keys', which never
+    /// share a word), merged as they go out: only the table's words are copied.
+    fn write_words(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let table = self.sorted_words(&|| false).expect("not stopped");
         let frozen = self.frozen.iter().flat_map(FrozenKeys::words);
-        merged(frozen, table.into_iter()).collect()
+        merged(frozen, table.into_iter()).try_for_each(|word| out.write_all(&word.to_le_bytes()))
     }
 
     /// Whether `key` is in this shard.
@@ -418,12 +419,10 @@ impl KeySet {
     pub(super) fn write_words(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         let mut bytes = 0;
         for shard in &self.shards {
-            let words = shard.words();
-            out.write_all(&(words.len() as u64).to_le_bytes())?;
-            for word in &words {
-                out.write_all(&word.to_le_bytes())?;
-            }
-            bytes += 8 * (1 + words.len() as u64);
+            let len = shard.len() as u64;
+            out.write_all(&len.to_le_bytes())?;
+            shard.write_words(out)?;
+            bytes += 8 * (1 + len);
         }
         Ok(bytes)
     }
