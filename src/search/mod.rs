@@ -381,7 +381,7 @@ impl Solver {
         self.last_attacker = Some(attacker);
         self.last_stipulation = stipulation;
 
-        let mut run = Run::new(self, root, limits, stop, progress);
+        let mut run = Run::new(self, root, limits, stop, progress).with_checkpoint_plan();
         let result = loop {
             if run.breadth_first_is_due() {
                 if let Some(result) = run.breadth_first_pass()? {
@@ -397,7 +397,7 @@ impl Solver {
         };
         // An answered problem's checkpoint has nothing left to go on with.
         if matches!(result.outcome, Outcome::Mate(_) | Outcome::NoMate) {
-            if let Some(plan) = run.checkpoint_plan() {
+            if let Some(plan) = &run.checkpoint {
                 plan.remove();
             }
         }
@@ -460,6 +460,10 @@ struct Run<'s, 'p> {
     last_iteration_nodes: u64,
     last_report: Instant,
     breadth_first_tried: bool,
+    /// Where this problem's checkpoints go (see [`Run::with_checkpoint_plan`]).
+    checkpoint: Option<bfs::CheckpointPlan>,
+    /// The pass is to go on from a checkpoint: it starts at once.
+    resume_at_once: bool,
 }
 
 impl<'s, 'p> Run<'s, 'p> {
@@ -499,6 +503,8 @@ impl<'s, 'p> Run<'s, 'p> {
             last_iteration_nodes: 0,
             last_report: Instant::now(),
             breadth_first_tried: false,
+            checkpoint: None,
+            resume_at_once: false,
         }
     }
 
@@ -535,25 +541,29 @@ impl<'s, 'p> Run<'s, 'p> {
         };
         // (The pass starts from an attacker to move: 受先 problems are deepened.)
         let supported = !self.limits.stipulation.defender_first;
-        // A pass to go on from (or one that must be): at once.
-        let resuming = self.checkpoint_plan().is_some_and(|plan| {
-            plan.start == CheckpointStart::Resume
-                || (plan.start == CheckpointStart::Either && plan.has_checkpoint())
-        });
-        !self.breadth_first_tried && self.lower_bound != NEVER && (wanted || resuming) && supported
+        !self.breadth_first_tried
+            && self.lower_bound != NEVER
+            && (wanted || self.resume_at_once)
+            && supported
     }
 
     /// Where this problem's checkpoints go: what they must be of is the root, the stipulation
-    /// with its conditions, and the solution limit (which decides the links kept).
-    fn checkpoint_plan(&self) -> Option<bfs::CheckpointPlan> {
-        let checkpointing = self.limits.checkpoint.as_ref()?;
-        let problem = format!(
-            "{} | {} | solutions {}",
-            self.pos.to_sfen(),
-            self.limits.stipulation,
-            self.limits.solution_limit.max(1)
-        );
-        Some(bfs::CheckpointPlan::new(checkpointing, problem))
+    /// with its conditions, and the solution limit (which decides the links kept). Made once a
+    /// run, with whether the pass goes on from one at once.
+    fn with_checkpoint_plan(mut self) -> Self {
+        if let Some(checkpointing) = &self.limits.checkpoint {
+            let problem = format!(
+                "{} | {} | solutions {}",
+                self.pos.to_sfen(),
+                self.limits.stipulation,
+                self.limits.solution_limit.max(1)
+            );
+            let plan = bfs::CheckpointPlan::new(checkpointing, problem);
+            self.resume_at_once = plan.start == CheckpointStart::Resume
+                || (plan.start == CheckpointStart::Either && plan.has_checkpoint());
+            self.checkpoint = Some(plan);
+        }
+        self
     }
 
     /// The breadth-first pass. It starts beside the table, in the memory kept back for it, and
@@ -569,7 +579,7 @@ impl<'s, 'p> Run<'s, 'p> {
         let table_mb = self.solver.tt.size_mb();
         let reserve_bytes = hash_mb.saturating_sub(table_mb).max(1) << 20;
         let threads = self.limits.threads;
-        let checkpoint = self.checkpoint_plan();
+        let checkpoint = self.checkpoint.clone();
         let solver = &mut *self.solver;
         if threads >= 2 && solver.pool(threads).is_none() {
             // No threads to be had: one thread does the same work.

@@ -111,12 +111,17 @@ impl LinkFile {
             dir: dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(LinkFile {
+        Ok(LinkFile::over(file, dir, 0, budget))
+    }
+
+    /// Links in `file` (in `dir`), `written` bytes of them already there.
+    fn over(file: File, dir: PathBuf, written: u64, budget: &DiskBudget) -> LinkFile {
+        LinkFile {
             writer: BufWriter::with_capacity(1 << 20, file),
             dir,
-            written: 0,
+            written,
             cap: budget.cap_bytes,
-        })
+        }
     }
 
     /// A file named `path` (made anew), for links that must outlive the process (a
@@ -133,16 +138,11 @@ impl LinkFile {
                 dir: dir.clone(),
                 message: e.to_string(),
             })?;
-        Ok(LinkFile {
-            writer: BufWriter::with_capacity(1 << 20, file),
-            dir,
-            written: 0,
-            cap: budget.cap_bytes,
-        })
+        Ok(LinkFile::over(file, dir, 0, budget))
     }
 
     /// The named file `path` as a checkpoint left it: its first `len` bytes (anything written
-    /// after the checkpoint is cut off). None if it is shorter.
+    /// after the checkpoint is cut off). An error if it is shorter.
     pub fn reopen_named(path: &Path, len: u64, budget: &DiskBudget) -> std::io::Result<LinkFile> {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -156,12 +156,8 @@ impl LinkFile {
         }
         file.set_len(len)?;
         file.seek(SeekFrom::End(0))?;
-        Ok(LinkFile {
-            writer: BufWriter::with_capacity(1 << 20, file),
-            dir: path.parent().map_or_else(PathBuf::new, Path::to_path_buf),
-            written: len,
-            cap: budget.cap_bytes,
-        })
+        let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        Ok(LinkFile::over(file, dir, len, budget))
     }
 
     /// Writes out what is buffered and waits until the disk has it.

@@ -48,6 +48,7 @@ use keyset::KeySet;
 use level::{Level, LevelEdges, LevelOutcome, LevelPositions};
 use room::{more_room, Room};
 use serial::expand_level;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) enum BfsOutcome {
@@ -251,12 +252,11 @@ impl Pass {
         self.seen.bytes() + self.level.bytes() + self.counts.capacity() * 4 + self.graph.bytes()
     }
 
-    fn new(root: &Position, rules: RuleSet, census: bool) -> Pass {
+    fn new(root: &Position, rules: RuleSet, census: Option<Arc<census::Census>>) -> Pass {
         // Only attacker positions with a check are recorded: a defender position met twice
         // costs one more evasion generation, which is cheaper than remembering every one of
         // them, and a position without a check has no future.
-        let mut seen =
-            KeySet::with_census(census.then(|| std::sync::Arc::new(census::Census::new())));
+        let mut seen = KeySet::with_census(census);
         let _ = seen.insert(root.key(), usize::MAX, false);
         Pass {
             seen,
@@ -271,17 +271,15 @@ impl Pass {
     /// The pass `limits.checkpoint` says to start with: as its checkpoint left it, or afresh
     /// (writing checkpoints); nodes played before the checkpoint are added to `nodes`.
     fn start(root: &Position, limits: &BfsLimits, nodes: &mut u64) -> Result<Pass, DiskError> {
-        let census = || {
-            limits
-                .level_log
-                .is_some()
-                .then(|| std::sync::Arc::new(census::Census::new()))
-        };
-        let mut pass = Pass::new(root, limits.rules, census().is_some());
+        let census = limits
+            .level_log
+            .is_some()
+            .then(|| Arc::new(census::Census::new()));
+        let mut pass = Pass::new(root, limits.rules, census.clone());
         let Some(plan) = &limits.checkpoint else {
             return Ok(pass);
         };
-        let (checkpoints, resumed) = checkpoint::start(plan, &limits.disk, census())?;
+        let (checkpoints, resumed) = checkpoint::start(plan, &limits.disk, census)?;
         match resumed {
             Some(resumed) => {
                 pass.seen = resumed.seen;
@@ -377,7 +375,7 @@ pub(crate) fn search_in_pool(
                 lower_bound: 1,
                 reason: GiveUp::Disk(e),
             };
-            return (outcome, Pass::new(root, limits.rules, false));
+            return (outcome, Pass::new(root, limits.rules, None));
         }
     };
     // On this thread until the threads are due (a short pass ends before: handing it to the
