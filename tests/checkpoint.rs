@@ -1,5 +1,6 @@
 //! Checkpoints of the breadth-first pass: a run cut off at any level and resumed gives the
-//! same length, count and lines as an unbroken one (through the library, and through the
+//! same length, count and lines as an unbroken one (through the library, also with the key
+//! stores for short memory forced on, and through the
 //! command line killed with SIGKILL twice); a damaged, foreign or missing checkpoint is refused
 //! with a clear error.
 
@@ -90,10 +91,17 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
             40
         };
         let cut = random.random_range(1..=longest.max(1)) | 1;
+        // Every third row with the stores for short memory forced on, before and after the
+        // cut: keys frozen after every level, odd levels' keys let go of two levels later.
+        let stores = Limits {
+            freeze_every_level: i % 3 == 2,
+            odd_keys_kept_for: (i % 3 == 2).then_some(2),
+            ..limits.clone()
+        };
         let cut_off = Limits {
             max_plies: Some(cut),
             checkpoint: checkpoints(dir.path(), CheckpointStart::Fresh),
-            ..limits.clone()
+            ..stores.clone()
         };
         let first = solve(64, sfen, &cut_off).unwrap();
         if !matches!(first.outcome, Outcome::Unknown { .. }) {
@@ -116,7 +124,7 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
                 always: i % 4 < 2,
                 ..disk(dir.path())
             },
-            ..limits.clone()
+            ..stores
         };
         let again = solve(64, sfen, &resume).unwrap();
         assert_eq!(

@@ -137,7 +137,8 @@ fn the_links_move_to_disk_when_memory_runs_short() {
 }
 
 /// Shorter still of memory, the pass freezes its keys (sorted and packed, fewer than the
-/// table's 8 bytes a key at any fill): same answer at one and two threads.
+/// table's 10 bytes a slot, so fewer than it takes a key at any fill): same answer at one and
+/// two threads.
 #[test]
 fn the_keys_freeze_when_links_on_disk_are_not_enough() {
     let dir = tempfile::tempdir().unwrap();
@@ -168,7 +169,7 @@ fn the_keys_freeze_when_links_on_disk_are_not_enough() {
             .filter(|l| l.keys > 100_000)
             .map(|l| l.key_bytes as f64 / l.keys as f64)
             .fold(f64::MAX, f64::min);
-        assert!(least < 8.0, "{threads} threads: {least} bytes a key");
+        assert!(least < 10.0, "{threads} threads: {least} bytes a key");
         assert_eq!(
             answer(&frozen),
             expected,

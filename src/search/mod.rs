@@ -74,6 +74,13 @@ pub struct Limits {
     pub disk: DiskBudget,
     /// Checkpoints of the breadth-first pass, and whether it starts from one (None: none).
     pub checkpoint: Option<Checkpointing>,
+    /// Levels (two plies each) the breadth-first pass keeps a frozen key of an odd level
+    /// before letting it go (None: the default, 256; tests set 2 so that positions are
+    /// forgotten and expanded again all the time).
+    pub odd_keys_kept_for: Option<u32>,
+    /// The breadth-first pass freezes its keys after every level, as when memory runs short
+    /// (tests: the frozen stores on every level of small problems).
+    pub freeze_every_level: bool,
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -614,6 +621,8 @@ impl<'s, 'p> Run<'s, 'p> {
                 None => bfs::THREADS_FROM_NODES,
             },
             checkpoint,
+            odd_kept_for: self.limits.odd_keys_kept_for.unwrap_or(bfs::ODD_KEPT_FOR),
+            freeze_every_level: self.limits.freeze_every_level,
         };
         let caches = solver.caches.get_or_insert_with(bfs::Caches::new);
         let tt = &mut solver.tt;

@@ -7,7 +7,8 @@
 //!
 //! - `links`: every level's edges, appended level by level and never rewritten (the pass's
 //!   links file, named instead of unnamed; see `disk.rs`);
-//! - `keys.G` and `level.G` of generation `G`: the key set (each shard's words, ascending) and
+//! - `keys.G` and `level.G` of generation `G`: the key set (each shard's keys kept for good,
+//!   then those of odd levels, ascending; see `KeySet::write_values`) and
 //!   the level about to be expanded with its path counts;
 //! - `manifest.toml`: which generation is complete, the problem it belongs to, the depth, the
 //!   length of `links` and where each level's edges lie in it, and the checksums.
@@ -52,7 +53,7 @@ pub struct Checkpointing {
 }
 
 /// Format of the files: a checkpoint of another format is refused.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const MANIFEST: &str = "manifest.toml";
 const LINKS: &str = "links";
 
@@ -272,7 +273,7 @@ impl Checkpoints {
         let generation = self.generation + 1;
         let keys_path = plan.dir.join(format!("keys.{generation}"));
         let level_path = plan.dir.join(format!("level.{generation}"));
-        let keys = write_file(&keys_path, |out| seen.write_words(out).map(|_| ()))
+        let keys = write_file(&keys_path, |out| seen.write_values(out).map(|_| ()))
             .map_err(|e| plan.write_error(e))?;
         let level = write_file(&level_path, |out| level.write_to(counts, out))
             .map_err(|e| plan.write_error(e))?;
@@ -328,6 +329,7 @@ pub(super) fn start(
     plan: &Plan,
     disk: &DiskBudget,
     census: Option<Arc<Census>>,
+    odd_kept_for: u32,
 ) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
     let manifest_path = plan.dir.join(MANIFEST);
     let there = manifest_path.exists();
@@ -347,7 +349,7 @@ pub(super) fn start(
                 "there is no checkpoint of this problem under these rules and solution limit{others}"
             )));
         }
-        (_, true) => Some(resume(plan, disk, census)?),
+        (_, true) => Some(resume(plan, disk, census, odd_kept_for)?),
         (_, false) => {
             let _ = std::fs::remove_dir_all(&plan.dir);
             std::fs::create_dir_all(&plan.dir).map_err(|e| plan.write_error(e))?;
@@ -380,6 +382,7 @@ fn resume(
     plan: &Plan,
     disk: &DiskBudget,
     census: Option<Arc<Census>>,
+    odd_kept_for: u32,
 ) -> Result<(Resumed, u64, u64), DiskError> {
     let text = std::fs::read_to_string(plan.dir.join(MANIFEST))
         .map_err(|e| plan.refused(format!("{MANIFEST}: {e}")))?;
@@ -400,7 +403,7 @@ fn resume(
     let generation = manifest.generation;
     let file = |name: &str| plan.dir.join(format!("{name}.{generation}"));
     let seen = read_file(&file("keys"), manifest.keys, |input| {
-        KeySet::read_words(input, census)
+        KeySet::read_values(input, census, odd_kept_for, manifest.depth)
     })
     .map_err(|e| plan.refused(e))?;
     let (level, counts) = read_file(&file("level"), manifest.level, LevelPositions::read_from)

@@ -1,25 +1,29 @@
 //! Keys frozen out of a key-set shard's table when memory runs short: sorted and packed, in
-//! about 6.5 bytes a key where the table takes 11-14.
+//! about 7.5 bytes a key where the table takes 14-17.
 //!
-//! A word (the 64 bits a shard keeps of a key) is split into its top `bucket_bits` bits, which
-//! choose a bucket, and the rest, kept in a record of 6 bytes (from 16 bucket bits, some 500,000
-//! keys a shard), 7 or 8. The records are
-//! sorted, so a bucket's records follow one another and a look-up reads the bucket's start and
-//! a few records (about eight to a bucket): one or two cache lines. Nothing of the word is lost,
-//! so frozen keys can be merged with newer ones into a new frozen set.
+//! A value (the `VALUE_BITS` bits a shard keeps of a key) is split into its top `bucket_bits`
+//! bits, which choose a bucket, and the rest, kept in a record of whole bytes (7 from 19 to 26
+//! bucket bits, some 4-500 million keys a shard). The records are sorted, so a bucket's records
+//! follow one another and a look-up reads the bucket's start and a few records (about eight to
+//! a bucket): one or two cache lines. Nothing of the value is lost, so frozen keys can be
+//! merged with newer ones into a new frozen set.
+
+/// Bits of a key a shard keeps: its low 64 (the table's word) and 10 more (the table's
+/// extension); with the shard's own 6, 80 bits tell keys apart.
+pub(super) const VALUE_BITS: u32 = 74;
 
 /// Records a bucket holds on average (fewer buckets: less memory for their starts, longer
 /// scans).
 const KEYS_PER_BUCKET: usize = 8;
 const MIN_BUCKET_BITS: u32 = 1;
-/// Bytes after the last record, so that every record can be read as 8 bytes.
-const PADDING: usize = 2;
+/// Bytes after the last record, so that every record can be read as 16 bytes.
+const PADDING: usize = 16;
 
 pub(super) struct FrozenKeys {
     bucket_bits: u32,
-    /// Bytes a record: the rest of a word, `64 - bucket_bits` bits, rounded up, at least 6.
+    /// Bytes a record: the rest of a value, `VALUE_BITS - bucket_bits` bits, rounded up.
     record_bytes: usize,
-    record_mask: u64,
+    record_mask: u128,
     /// Where each bucket's records begin; one more than there are buckets.
     starts: Vec<u32>,
     records: Vec<u8>,
@@ -28,11 +32,11 @@ pub(super) struct FrozenKeys {
 impl FrozenKeys {
     fn bucket_bits_for(keys: usize) -> u32 {
         let buckets = (keys / KEYS_PER_BUCKET).max(1);
-        (usize::BITS - 1 - buckets.leading_zeros()).max(MIN_BUCKET_BITS)
+        (usize::BITS - 1 - buckets.leading_zeros()).clamp(MIN_BUCKET_BITS, VALUE_BITS - 8)
     }
 
     fn record_bytes_for(bucket_bits: u32) -> usize {
-        (64 - bucket_bits as usize).div_ceil(8).max(6)
+        (VALUE_BITS - bucket_bits).div_ceil(8) as usize
     }
 
     /// What a frozen set of `keys` keys takes.
@@ -41,27 +45,29 @@ impl FrozenKeys {
         ((1usize << bits) + 1) * 4 + keys * Self::record_bytes_for(bits) + PADDING
     }
 
-    /// The frozen set of `words` (ascending, no repeats; `len` of them). None when there are
-    /// too many for one set (2^32), or when `words` ends before `len` (a freeze stopped).
-    pub(super) fn new(words: impl Iterator<Item = u64>, len: usize) -> Option<FrozenKeys> {
+    /// The frozen set of `values` (ascending, no repeats, below 2^VALUE_BITS; `len` of them).
+    /// None when there are too many for one set (2^32), or when `values` ends before `len`
+    /// (a freeze stopped).
+    pub(super) fn new(values: impl Iterator<Item = u128>, len: usize) -> Option<FrozenKeys> {
         let _ = u32::try_from(len).ok()?;
         let bucket_bits = Self::bucket_bits_for(len);
         let record_bytes = Self::record_bytes_for(bucket_bits);
-        let record_mask = u64::MAX >> bucket_bits;
+        let record_mask = u128::MAX >> (128 - (VALUE_BITS - bucket_bits));
         let mut starts = vec![0u32; (1 << bucket_bits) + 1];
         let mut records = vec![0u8; len * record_bytes + PADDING];
-        let shift = 64 - bucket_bits;
+        let shift = VALUE_BITS - bucket_bits;
         let mut at = 0;
-        for word in words {
-            // More words than `len` is a caller's mistake, not a stopped freeze (in release
+        for value in values {
+            // More values than `len` is a caller's mistake, not a stopped freeze (in release
             // builds it makes no set, as a stopped freeze does).
-            debug_assert!(at < len * record_bytes, "more words than {len}");
-            starts[(word >> shift) as usize + 1] += 1;
-            // All 8 bytes, a fixed-size copy: those past the record are zeros, overwritten by
+            debug_assert!(at < len * record_bytes, "more values than {len}");
+            debug_assert!(value >> VALUE_BITS == 0, "a value of {VALUE_BITS} bits");
+            starts[(value >> shift) as usize + 1] += 1;
+            // All 16 bytes, a fixed-size copy: those past the record are zeros, overwritten by
             // the next record or left in the padding.
             records
-                .get_mut(at..at + 8)?
-                .copy_from_slice(&(word & record_mask).to_le_bytes());
+                .get_mut(at..at + 16)?
+                .copy_from_slice(&(value & record_mask).to_le_bytes());
             at += record_bytes;
         }
         if at != len * record_bytes {
@@ -88,22 +94,22 @@ impl FrozenKeys {
     }
 
     #[inline]
-    fn record(&self, i: usize) -> u64 {
-        // Records are at least 6 bytes, so the padding covers the last one's 8-byte read.
+    fn record(&self, i: usize) -> u128 {
+        // The padding covers the last record's 16-byte read.
         let at = i * self.record_bytes;
-        let bytes: [u8; 8] = self.records[at..at + 8].try_into().expect("8 bytes");
-        u64::from_le_bytes(bytes) & self.record_mask
+        let bytes: [u8; 16] = self.records[at..at + 16].try_into().expect("16 bytes");
+        u128::from_le_bytes(bytes) & self.record_mask
     }
 
     #[inline]
-    fn bucket(&self, word: u64) -> usize {
-        (word >> (64 - self.bucket_bits)) as usize
+    fn bucket(&self, value: u128) -> usize {
+        (value >> (VALUE_BITS - self.bucket_bits)) as usize
     }
 
     #[inline]
-    pub(super) fn contains(&self, word: u64) -> bool {
-        let bucket = self.bucket(word);
-        let rest = word & self.record_mask;
+    pub(super) fn contains(&self, value: u128) -> bool {
+        let bucket = self.bucket(value);
+        let rest = value & self.record_mask;
         let (start, end) = (self.starts[bucket], self.starts[bucket + 1]);
         for i in start as usize..end as usize {
             let record = self.record(i);
@@ -114,26 +120,26 @@ impl FrozenKeys {
         false
     }
 
-    /// Starts loading where `word`'s bucket begins.
+    /// Starts loading where `value`'s bucket begins.
     #[inline]
-    pub(super) fn prefetch(&self, word: u64) {
-        crate::search::machine::prefetch(&self.starts[self.bucket(word)]);
+    pub(super) fn prefetch(&self, value: u128) {
+        crate::search::machine::prefetch(&self.starts[self.bucket(value)]);
     }
 
-    /// The words, ascending.
-    pub(super) fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        let shift = 64 - self.bucket_bits;
+    /// The values, ascending.
+    pub(super) fn values(&self) -> impl Iterator<Item = u128> + '_ {
+        let shift = VALUE_BITS - self.bucket_bits;
         self.starts.windows(2).enumerate().flat_map(move |(b, w)| {
-            (w[0] as usize..w[1] as usize).map(move |i| ((b as u64) << shift) | self.record(i))
+            (w[0] as usize..w[1] as usize).map(move |i| ((b as u128) << shift) | self.record(i))
         })
     }
 }
 
 /// The union of two ascending sequences without repeats, ascending.
-pub(super) fn merged(
-    a: impl Iterator<Item = u64>,
-    b: impl Iterator<Item = u64>,
-) -> impl Iterator<Item = u64> {
+pub(super) fn merged<T: Ord + Copy>(
+    a: impl Iterator<Item = T>,
+    b: impl Iterator<Item = T>,
+) -> impl Iterator<Item = T> {
     let mut a = a.peekable();
     let mut b = b.peekable();
     std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
@@ -153,56 +159,71 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    fn words(n: usize, seed: u64) -> BTreeSet<u64> {
+    fn values(n: usize, seed: u64) -> BTreeSet<u128> {
         let mut x = seed;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(0x5851_f42d_4c95_7f2d)
+                .wrapping_add(0x1405_7b7e_f767_814f);
+            x ^ (x >> 29)
+        };
         (0..n)
-            .map(|_| {
-                x = x
-                    .wrapping_mul(0x5851_f42d_4c95_7f2d)
-                    .wrapping_add(0x1405_7b7e_f767_814f);
-                x ^ (x >> 29)
-            })
+            .map(|_| ((next() as u128) << 64 | next() as u128) >> (128 - VALUE_BITS))
             .collect()
     }
 
     #[test]
-    fn frozen_keys_hold_exactly_their_words() {
+    fn frozen_keys_hold_exactly_their_values() {
         for n in [0, 1, 7, 1000, 300_000] {
-            let set = words(n, n as u64 + 1);
+            let set = values(n, n as u64 + 1);
             let frozen = FrozenKeys::new(set.iter().copied(), set.len()).unwrap();
             assert_eq!(frozen.len(), set.len());
-            assert!(set.iter().all(|&w| frozen.contains(w)));
-            // Words next to present ones (same bucket, record one off) are absent.
-            for &w in set.iter().take(2000) {
-                for other in [w ^ 1, w.wrapping_add(1 << 20), w ^ (1 << 47), w ^ (1 << 63)] {
+            assert!(set.iter().all(|&v| frozen.contains(v)));
+            // Values next to present ones (same bucket, record one off; lowest and highest
+            // bits) are absent.
+            for &v in set.iter().take(2000) {
+                for bit in [0, 1, 20, 47, 63, 64, VALUE_BITS - 1] {
+                    let other = v ^ (1 << bit);
                     assert_eq!(frozen.contains(other), set.contains(&other), "{other:x}");
                 }
             }
-            assert!(frozen.words().eq(set.iter().copied()));
+            assert!(frozen.values().eq(set.iter().copied()));
             assert!(frozen.bytes() <= FrozenKeys::bytes_for(n) + 64);
-            // Words that end early (a stopped freeze) make no set.
+            // Values that end early (a stopped freeze) make no set.
             if n > 0 {
                 assert!(FrozenKeys::new(set.iter().copied().take(n - 1), n).is_none());
             }
         }
-        // The extremes of the word space.
-        let mask = (1u64 << 48) - 1;
-        let edge: BTreeSet<u64> = [0, 1, mask, mask + 1, u64::MAX].into();
+        // The extremes of the value space.
+        let top = (1u128 << VALUE_BITS) - 1;
+        let mask = (1u128 << 48) - 1;
+        let edge: BTreeSet<u128> = [0, 1, mask, mask + 1, top].into();
         let frozen = FrozenKeys::new(edge.iter().copied(), edge.len()).unwrap();
-        assert!(edge.iter().all(|&w| frozen.contains(w)));
-        assert!(!frozen.contains(2) && !frozen.contains(u64::MAX - 1));
-        assert!(frozen.words().eq(edge.iter().copied()));
+        assert!(edge.iter().all(|&v| frozen.contains(v)));
+        assert!(!frozen.contains(2) && !frozen.contains(top - 1));
+        assert!(frozen.values().eq(edge.iter().copied()));
+    }
+
+    #[test]
+    fn a_large_set_takes_seven_bytes_a_record() {
+        // 2^22 keys: 19 bucket bits, 55 bits a record.
+        assert_eq!(
+            FrozenKeys::record_bytes_for(FrozenKeys::bucket_bits_for(1 << 22)),
+            7
+        );
+        let per_key = FrozenKeys::bytes_for(1 << 22) as f64 / (1 << 22) as f64;
+        assert!((7.4..7.6).contains(&per_key), "{per_key}");
     }
 
     #[test]
     fn merging_keeps_order_and_drops_repeats() {
-        let a = words(5000, 1);
-        let b: BTreeSet<u64> = words(5000, 2)
+        let a = values(5000, 1);
+        let b: BTreeSet<u128> = values(5000, 2)
             .into_iter()
             .chain(a.iter().copied().step_by(3))
             .collect();
-        let union: Vec<u64> = a.union(&b).copied().collect();
-        let got: Vec<u64> = merged(a.iter().copied(), b.iter().copied()).collect();
+        let union: Vec<u128> = a.union(&b).copied().collect();
+        let got: Vec<u128> = merged(a.iter().copied(), b.iter().copied()).collect();
         assert_eq!(got, union);
     }
 }

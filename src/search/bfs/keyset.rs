@@ -1,22 +1,23 @@
-//! The breadth-first search's set of positions seen: keys only, in about 14 bytes a key, or
-//! about 7 once frozen (see `frozen.rs`) when memory runs short.
+//! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
+//! 17 bytes a key, or about 7.5 once frozen (see `frozen.rs`) when memory runs short; then
+//! keys first kept on odd levels are let go of once old (see `KeySet::freeze`).
 
 use super::census::Census;
-use super::frozen::{merged, FrozenKeys};
+use super::frozen::{merged, FrozenKeys, VALUE_BITS};
 use crate::search::memory::ZeroedTable;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
-/// key's top 6 bits, each storing the key's low 64 bits in one word and growing by half on its
-/// own when 70% full (by less near the budget, see `FULL_PERCENT`), so memory stays near
-/// 8 / 0.58 bytes a key and growing never needs twice
-/// the whole set. Keys equal in those 70 bits count as one: for 10^8 keys the chance of any such
-/// pair is about 4 * 10^-6, for the 1.3 * 10^7 keys of the 36,511-ply problem 10^-7 (a lost
-/// position could only make the answer longer, never wrong as a line). An all-zero word is an
-/// empty slot, so a key whose low 64 bits are zero is kept as a stand-in made of its high bits.
+/// key's top 6 bits, each storing the key's low 64 bits in one word and 10 more bits beside it
+/// (80 bits in all), and growing by half on its own when 70% full (by less near the budget,
+/// see `FULL_PERCENT`), so memory stays near 10 / 0.58 bytes a key and growing never needs twice
+/// the whole set. Keys equal in those 80 bits count as one: for the 1.45 * 10^9 keys of the
+/// 6,935-ply problem the chance of any such pair is about 10^-6 (and a lost position could only
+/// make the answer longer, never wrong as a line). An all-zero word is an empty slot, so a key
+/// whose low 64 bits are zero is kept as a stand-in made of its high bits.
 /// The shards are separate so that threads can each own some of them; 64 rather than thousands,
 /// so that their bookkeeping stays in the L1 cache (measured: 12555 went from 6.9 s to 6.4 s).
 pub(super) struct KeySet {
@@ -25,7 +26,31 @@ pub(super) struct KeySet {
     bytes: usize,
     /// When positions were first kept and met again (the level log's figures).
     census: Option<Arc<Census>>,
+    clock: Arc<Clock>,
 }
+
+/// The level the set's new keys belong to, shared by its shards, and how long keys of odd
+/// levels are kept once frozen.
+pub(super) struct Clock {
+    level: AtomicU32,
+    odd_kept_for: u32,
+}
+
+impl Clock {
+    fn new(odd_kept_for: u32) -> Clock {
+        Clock {
+            level: AtomicU32::new(0),
+            odd_kept_for,
+        }
+    }
+}
+
+/// Levels a frozen key of an odd level is kept for (see `KeySet::freeze`): 512 plies. On
+/// 加藤徹 162a 0.33% of the positions met again were first kept longer ago than this.
+pub(crate) const ODD_KEPT_FOR: u32 = 256;
+/// ...and at least this many when memory is short: on 162a, 37% of the positions met again
+/// were first kept 33-64 levels before, 7.2% longer ago.
+const ODD_KEPT_AT_LEAST: u32 = 64;
 
 /// One of the key set's tables, and the keys frozen out of it when memory ran short (see
 /// `KeySet::freeze`). Its owner writes the count at every insertion while other threads read
@@ -34,19 +59,60 @@ pub(super) struct KeySet {
 #[repr(align(128))]
 pub(super) struct Shard {
     table: ZeroedTable<u64>,
+    /// Beside each slot of `table`: the key's 10 further bits, and `ODD` when it was first
+    /// kept on an odd level.
+    exts: ZeroedTable<u16>,
+    /// Keys frozen for good: those of even levels (and, resumed, any kept then).
     frozen: Option<FrozenKeys>,
+    /// Keys of odd levels frozen, oldest first, each kept until `Clock::odd_kept_for` levels
+    /// after its newest.
+    odd: Vec<OddKeys>,
+    /// The first level whose keys the table may hold (the last freeze's).
+    since: u32,
     census: Option<Arc<Census>>,
+    clock: Arc<Clock>,
     tally: Tally,
+}
+
+/// A freeze: the level being made, and how many levels after their newest it keeps the
+/// frozen keys of odd levels.
+#[derive(Clone, Copy)]
+struct FreezeAt {
+    level: u32,
+    odd_kept_for: u32,
+}
+
+impl FreezeAt {
+    /// Whether the freeze keeps `odd`. (Kept for at least 2 levels, so that the level being
+    /// made and the one expanded are never let go of.)
+    fn keeps(&self, odd: &OddKeys) -> bool {
+        odd.newest.saturating_add(self.odd_kept_for.max(2)) >= self.level
+    }
+}
+
+/// Keys of odd levels frozen together, from the levels `oldest..=newest`.
+struct OddKeys {
+    keys: FrozenKeys,
+    oldest: u32,
+    newest: u32,
 }
 
 /// Keys in a shard's table, on a line of its own (see `Shard`).
 #[repr(align(128))]
 struct Tally {
     len: usize,
+    /// Of them, keys of odd levels.
+    odd: usize,
 }
 
-const SLOT_BYTES: usize = 8;
+/// Bytes a slot takes: the word and its extension.
+const SLOT_BYTES: usize = 10;
 const SHARD_BITS: u32 = 6;
+/// The bits kept beside the word (see `Shard::exts`).
+const EXT_BITS: u32 = VALUE_BITS - 64;
+const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
+/// Marks an extension whose key was first kept on an odd level.
+const ODD: u16 = 1 << 15;
 /// A shard grows once this full, in percent: by half while memory is ample...
 const FULL_PERCENT: usize = 70;
 /// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
@@ -72,6 +138,18 @@ fn stored(key: u128) -> u64 {
         0 => (key >> 64) as u64 | 1,
         low => low,
     }
+}
+
+/// The further bits a shard keeps of `key` (those above the word, below the shard's).
+#[inline]
+fn ext_of(key: u128) -> u16 {
+    (key >> 64) as u16 & EXT_MASK
+}
+
+/// A key as a frozen set keeps it: the word and its further bits.
+#[inline]
+fn value_of(word: u64, ext: u16) -> u128 {
+    (word as u128) << EXT_BITS | (ext & EXT_MASK) as u128
 }
 
 #[inline]
@@ -110,15 +188,31 @@ pub(super) fn shard_of(key: u128) -> usize {
     (key >> (128 - SHARD_BITS)) as usize
 }
 
+/// A table's keys in the order a freeze sorts them: the value shifted up by one, with the low
+/// bit set for a key of an odd level.
+type Entry = u128;
+
+fn is_odd(entry: &Entry) -> bool {
+    entry & 1 == 1
+}
+
+fn value_in(entry: &Entry) -> u128 {
+    entry >> 1
+}
+
 impl Shard {
     const FIRST_SLOTS: usize = 16;
 
-    fn new(census: Option<Arc<Census>>) -> Shard {
+    fn new(census: Option<Arc<Census>>, clock: Arc<Clock>) -> Shard {
         Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
+            exts: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             frozen: None,
+            odd: Vec::new(),
+            since: 0,
             census,
-            tally: Tally { len: 0 },
+            clock,
+            tally: Tally { len: 0, odd: 0 },
         }
     }
 
@@ -130,75 +224,166 @@ impl Shard {
         }
     }
 
+    fn frozen_bytes(&self) -> usize {
+        self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
+            + self.odd.iter().map(|o| o.keys.bytes()).sum::<usize>()
+    }
+
     fn bytes(&self) -> usize {
-        self.table.len() * SLOT_BYTES + self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
+        self.table.len() * SLOT_BYTES + self.frozen_bytes()
     }
 
     pub(super) fn len(&self) -> usize {
-        self.tally.len + self.frozen.as_ref().map_or(0, FrozenKeys::len)
+        self.tally.len + self.frozen_len()
     }
 
-    fn is_frozen(&self, word: u64) -> bool {
-        self.frozen.as_ref().is_some_and(|f| f.contains(word))
+    fn frozen_len(&self) -> usize {
+        self.frozen.as_ref().map_or(0, FrozenKeys::len)
+            + self.odd.iter().map(|o| o.keys.len()).sum::<usize>()
     }
 
-    /// Bytes freezing this shard would free (0 if it would not).
-    fn freeze_saving(&self) -> usize {
-        let keys = self.len();
-        let after = FrozenKeys::bytes_for(keys) + Self::FIRST_SLOTS * SLOT_BYTES;
-        if self.tally.len == 0 || u32::try_from(keys).is_err() {
+    #[inline]
+    fn is_frozen(&self, value: u128) -> bool {
+        self.frozen.as_ref().is_some_and(|f| f.contains(value))
+            || self.odd.iter().any(|o| o.keys.contains(value))
+    }
+
+    /// The odd levels' frozen keys a freeze `at` keeps.
+    fn odd_kept(&self, at: FreezeAt) -> impl Iterator<Item = &OddKeys> + '_ {
+        self.odd.iter().filter(move |o| at.keeps(o))
+    }
+
+    /// Whether a freeze `at` adds the table's odd keys to the newest odd set rather than
+    /// making a new one: while that set spans less than a quarter of the time kept.
+    fn joins_newest_odd(&self, at: FreezeAt) -> bool {
+        self.odd
+            .last()
+            .is_some_and(|o| at.keeps(o) && at.level - o.oldest < at.odd_kept_for / 4)
+    }
+
+    /// Bytes a freeze `at` of this shard would free (0 if it would not).
+    fn freeze_saving(&self, at: FreezeAt) -> usize {
+        if u32::try_from(self.len()).is_err() {
             return 0;
         }
+        let even = self.tally.len - self.tally.odd;
+        let kept: Vec<&OddKeys> = self.odd_kept(at).collect();
+        let dropped = self.odd.len() - kept.len();
+        if self.tally.len == 0 && dropped == 0 {
+            return 0;
+        }
+        let mut odd_after: usize = kept.iter().map(|o| o.keys.bytes()).sum();
+        if self.tally.odd > 0 {
+            odd_after += match kept.last().filter(|_| self.joins_newest_odd(at)) {
+                Some(newest) => {
+                    FrozenKeys::bytes_for(newest.keys.len() + self.tally.odd) - newest.keys.bytes()
+                }
+                None => FrozenKeys::bytes_for(self.tally.odd),
+            };
+        }
+        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + even;
+        let after = odd_after
+            + if permanent > 0 {
+                FrozenKeys::bytes_for(permanent)
+            } else {
+                0
+            }
+            + Self::FIRST_SLOTS * SLOT_BYTES;
         self.bytes().saturating_sub(after)
     }
 
-    /// Moves the table's keys, with those frozen before, into a new frozen set, and starts an
-    /// empty table. Memory for the sorted words and the new set is taken on top of the old
-    /// ones, one shard at a time. False, with the shard as it was, if `stop` said so first.
-    fn freeze(&mut self, stop: &dyn Fn() -> bool) -> bool {
-        let Some(words) = self.sorted_words(stop) else {
+    /// Moves the table's keys into frozen sets and starts an empty table: keys of even levels
+    /// join those frozen for good; keys of odd levels make a new odd set (or join the newest),
+    /// and odd sets `at` no longer keeps are let go of. Memory for the sorted keys and the new
+    /// sets is taken on top of the old ones, one shard at a time. False, with the shard as it
+    /// was, if `stop` said so first.
+    fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> bool {
+        let Some(entries) = self.sorted_entries(stop) else {
             return false;
         };
-        let keys = self.len();
-        let old = self.frozen.iter().flat_map(FrozenKeys::words);
         let mut polled = 0usize;
-        let all = merged(old, words.iter().copied()).take_while(|_| {
+        let mut go_on = || {
             polled += 1;
             !polled.is_multiple_of(STOP_POLL) || !stop()
-        });
-        // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set
-        // holds: `None` here means the merge was stopped.)
-        let Some(frozen) = FrozenKeys::new(all, keys) else {
-            return false;
         };
-        self.frozen = Some(frozen);
+        let even = self.tally.len - self.tally.odd;
+        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + even;
+        let frozen = if even == 0 {
+            None
+        } else {
+            let old = self.frozen.iter().flat_map(FrozenKeys::values);
+            let new = entries.iter().filter(|e| !is_odd(e)).map(value_in);
+            // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen
+            // set holds: `None` here means the merge was stopped.)
+            match FrozenKeys::new(merged(old, new).take_while(|_| go_on()), permanent) {
+                Some(frozen) => Some(frozen),
+                None => return false,
+            }
+        };
+        // The odd keys: a new set, or the newest one and these together.
+        let joins = self.joins_newest_odd(at) && self.tally.odd > 0;
+        let odd = if self.tally.odd == 0 {
+            None
+        } else {
+            let new = entries.iter().filter(|e| is_odd(e)).map(value_in);
+            let newest = self.odd.last().filter(|_| joins);
+            let (values, len, oldest): (Box<dyn Iterator<Item = u128>>, usize, u32) = match newest {
+                Some(n) => (
+                    Box::new(merged(n.keys.values(), new)),
+                    n.keys.len() + self.tally.odd,
+                    n.oldest,
+                ),
+                None => (Box::new(new), self.tally.odd, self.since),
+            };
+            match FrozenKeys::new(values.take_while(|_| go_on()), len) {
+                Some(keys) => Some(OddKeys {
+                    keys,
+                    oldest,
+                    newest: at.level,
+                }),
+                None => return false,
+            }
+        };
+        if joins {
+            self.odd.pop();
+        }
+        self.odd.extend(odd);
+        self.odd.retain(|o| at.keeps(o));
+        if frozen.is_some() {
+            self.frozen = frozen;
+        }
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
-        self.tally.len = 0;
+        self.exts = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
+        self.tally = Tally { len: 0, odd: 0 };
+        self.since = at.level;
         true
     }
 
-    /// The table's words, ascending; `None` if `stop` said so first. No sort of the whole
-    /// table is needed: a word's home slot grows with the word (`home`) and linear probing
-    /// only moves it forward within its cluster (the slots between two empty ones), so each
-    /// cluster's words are below the next cluster's, and sorting every cluster on its own sorts
-    /// them all (a freeze of 1.2 G keys took some 20 s with one sort a shard). The one cluster
-    /// that runs past the table's end into its first slots is taken together: the words it left
-    /// there (homes above their slots) go last, with the words at the end.
-    fn sorted_words(&self, stop: &dyn Fn() -> bool) -> Option<Vec<u64>> {
+    /// The table's keys as entries, ascending; `None` if `stop` said so first. No sort of the
+    /// whole table is needed: a word's home slot grows with the word (`home`) and linear
+    /// probing only moves it forward within its cluster (the slots between two empty ones), so
+    /// each cluster's words are below the next cluster's, and sorting every cluster on its own
+    /// sorts them all (a freeze of 1.2 G keys took some 20 s with one sort a shard). The one
+    /// cluster that runs past the table's end into its first slots is taken together: the
+    /// words it left there (homes above their slots) go last, with the words at the end.
+    fn sorted_entries(&self, stop: &dyn Fn() -> bool) -> Option<Vec<Entry>> {
         if stop() {
             return None;
         }
         let table = self.table.as_slice();
+        let exts = self.exts.as_slice();
+        let entry = |slot: usize| -> Entry {
+            value_of(table[slot], exts[slot]) << 1 | u128::from(exts[slot] & ODD != 0)
+        };
         let len = table.len();
-        let mut words = Vec::with_capacity(self.tally.len);
+        let mut entries = Vec::with_capacity(self.tally.len);
         let mut wrapped = Vec::new();
         let mut slot = 0;
         while slot < len && table[slot] != 0 {
-            let word = table[slot];
-            if home(word, len) > slot {
-                wrapped.push(word);
+            if home(table[slot], len) > slot {
+                wrapped.push(entry(slot));
             } else {
-                words.push(word);
+                entries.push(entry(slot));
             }
             slot += 1;
         }
@@ -208,38 +393,58 @@ impl Shard {
                 return None;
             }
             if word != 0 {
-                words.push(word);
+                entries.push(entry(slot));
                 continue;
             }
-            if words.len() - cluster > 1 {
-                words[cluster..].sort_unstable();
+            if entries.len() - cluster > 1 {
+                entries[cluster..].sort_unstable();
             }
-            cluster = words.len();
+            cluster = entries.len();
         }
-        words.extend(wrapped);
-        words[cluster..].sort_unstable();
-        Some(words)
+        entries.extend(wrapped);
+        entries[cluster..].sort_unstable();
+        Some(entries)
     }
 
-    /// Writes the shard's words ascending (its table's and its frozen keys', which never
-    /// share a word), merged as they go out: only the table's words are copied.
-    fn write_words(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let table = self.sorted_words(&|| false).expect("not stopped");
-        let frozen = self.frozen.iter().flat_map(FrozenKeys::words);
-        merged(frozen, table.into_iter()).try_for_each(|word| out.write_all(&word.to_le_bytes()))
+    /// Writes the shard's keys (see `KeySet::write_values`): those kept for good, then those
+    /// of odd levels, each as a count and the values ascending, merged as they go out.
+    fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let entries = self.sorted_entries(&|| false).expect("not stopped");
+        let write =
+            |out: &mut dyn std::io::Write, len: usize, values: &mut dyn Iterator<Item = u128>| {
+                out.write_all(&(len as u64).to_le_bytes())?;
+                for value in values {
+                    out.write_all(&value.to_le_bytes()[..VALUE_BYTES])?;
+                }
+                Ok(())
+            };
+        let even = entries.iter().filter(|e| !is_odd(e)).map(value_in);
+        let frozen = self.frozen.iter().flat_map(FrozenKeys::values);
+        let permanent =
+            self.frozen.as_ref().map_or(0, FrozenKeys::len) + self.tally.len - self.tally.odd;
+        write(out, permanent, &mut merged(frozen, even))?;
+        let mut odd: Box<dyn Iterator<Item = u128>> =
+            Box::new(entries.iter().filter(|e| is_odd(e)).map(value_in));
+        for set in &self.odd {
+            odd = Box::new(merged(odd, set.keys.values()));
+        }
+        let odd_len = self.tally.odd + self.odd.iter().map(|o| o.keys.len()).sum::<usize>();
+        write(out, odd_len, &mut odd)
     }
 
     /// Whether `key` is in this shard.
     #[inline]
     fn contains(&self, key: u128) -> bool {
         let word = stored(key);
+        let ext = ext_of(key);
         let table = self.table.as_slice();
+        let exts = self.exts.as_slice();
         let len = table.len();
         let mut i = home(word, len);
         let known = loop {
             match table[i] {
-                w if w == word => break true,
-                0 => break self.is_frozen(word),
+                w if w == word && exts[i] & EXT_MASK == ext => break true,
+                0 => break self.is_frozen(value_of(word, ext)),
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         };
@@ -260,6 +465,7 @@ impl Shard {
         cram: bool,
     ) -> Result<bool, ()> {
         let word = stored(key);
+        let ext = ext_of(key);
         let size = self.table.len();
         if (self.tally.len + 1) * 100 > size * FULL_PERCENT {
             match self.bigger(*allowance) {
@@ -271,18 +477,33 @@ impl Shard {
                 None => return Err(()),
             }
         }
+        let odd = self.clock.level.load(Ordering::Relaxed) % 2 == 1;
         let table = self.table.as_mut_slice();
+        let exts = self.exts.as_mut_slice();
         let len = table.len();
         let mut i = home(word, len);
         let new = loop {
             match table[i] {
-                0 if self.frozen.as_ref().is_some_and(|f| f.contains(word)) => break false,
+                0 if self
+                    .frozen
+                    .as_ref()
+                    .is_some_and(|f| f.contains(value_of(word, ext)))
+                    || self
+                        .odd
+                        .iter()
+                        .any(|o| o.keys.contains(value_of(word, ext))) =>
+                {
+                    break false
+                }
                 0 => {
+                    // The extension first: a look-up that sees the word sees it too.
+                    exts[i] = ext | if odd { ODD } else { 0 };
                     table[i] = word;
                     self.tally.len += 1;
+                    self.tally.odd += usize::from(odd);
                     break true;
                 }
-                w if w == word => break false,
+                w if w == word && exts[i] & EXT_MASK == ext => break false,
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         };
@@ -314,8 +535,10 @@ impl Shard {
             return None;
         }
         let bigger = self.bigger(allowance)?;
+        let (table, exts) = self.rehashed(bigger)?;
         Some(Grown {
-            table: rehashed(self.table.as_slice().iter().copied(), bigger)?,
+            table,
+            exts,
             keys: self.tally.len,
             bytes: (bigger - size) * SLOT_BYTES,
         })
@@ -325,6 +548,7 @@ impl Shard {
     pub(super) fn put_grown(&mut self, grown: Grown) {
         assert_eq!(grown.keys, self.tally.len, "no key inserted since the copy");
         self.table = grown.table;
+        self.exts = grown.exts;
     }
 
     /// Starts loading the slot where `key` would go, to be read.
@@ -350,38 +574,55 @@ impl Shard {
         if let Some(next) = table.get((i | 7) + 1) {
             load(next);
         }
+        crate::search::machine::prefetch(&self.exts.as_slice()[i]);
         if let Some(frozen) = &self.frozen {
-            frozen.prefetch(stored(key));
+            frozen.prefetch(value_of(stored(key), ext_of(key)));
+        }
+        for odd in &self.odd {
+            odd.keys.prefetch(value_of(stored(key), ext_of(key)));
         }
     }
 
     fn grow(&mut self, slots: usize) -> Result<(), ()> {
-        self.table = rehashed(self.table.as_slice().iter().copied(), slots).ok_or(())?;
+        let (table, exts) = self.rehashed(slots).ok_or(())?;
+        self.table = table;
+        self.exts = exts;
         Ok(())
     }
+
+    /// The table's keys in tables of `slots` slots; `None` without the memory.
+    fn rehashed(&self, slots: usize) -> Option<(ZeroedTable<u64>, ZeroedTable<u16>)> {
+        let mut bigger = ZeroedTable::<u64>::new_populated(slots)?;
+        let mut bigger_exts = ZeroedTable::<u16>::new_populated(slots)?;
+        let table = bigger.as_mut_slice();
+        let exts = bigger_exts.as_mut_slice();
+        let old_exts = self.exts.as_slice();
+        for (slot, &word) in self.table.as_slice().iter().enumerate() {
+            if word == 0 {
+                continue;
+            }
+            let mut i = home(word, slots);
+            while table[i] != 0 {
+                i = if i + 1 == slots { 0 } else { i + 1 };
+            }
+            table[i] = word;
+            exts[i] = old_exts[slot];
+        }
+        Some((bigger, bigger_exts))
+    }
 }
+
+/// Bytes a frozen value takes in a checkpoint's keys file.
+const VALUE_BYTES: usize = (VALUE_BITS as usize).div_ceil(8);
 
 /// A shard's table grown ahead of its insertions (see [`Shard::grown_ahead`]).
 pub(super) struct Grown {
     table: ZeroedTable<u64>,
+    exts: ZeroedTable<u16>,
     /// The keys the shard held when copied.
     keys: usize,
     /// What the shard grows by.
     pub(super) bytes: usize,
-}
-
-/// A table of `slots` slots holding `words` (those not zero); `None` without the memory.
-fn rehashed(words: impl Iterator<Item = u64>, slots: usize) -> Option<ZeroedTable<u64>> {
-    let mut bigger = ZeroedTable::new_populated(slots)?;
-    let table = bigger.as_mut_slice();
-    for word in words.filter(|&w| w != 0) {
-        let mut i = home(word, slots);
-        while table[i] != 0 {
-            i = if i + 1 == slots { 0 } else { i + 1 };
-        }
-        table[i] = word;
-    }
-    Some(bigger)
 }
 
 impl KeySet {
@@ -398,77 +639,68 @@ impl KeySet {
 
     #[cfg(test)]
     pub(super) fn new() -> KeySet {
-        Self::with_census(None)
+        Self::with_census(None, ODD_KEPT_FOR)
     }
 
-    /// A set that tells `census` of every key kept and met again.
-    pub(super) fn with_census(census: Option<Arc<Census>>) -> KeySet {
+    /// A set that tells `census` of every key kept and met again, and keeps frozen keys of
+    /// odd levels for `odd_kept_for` levels.
+    pub(super) fn with_census(census: Option<Arc<Census>>, odd_kept_for: u32) -> KeySet {
+        let clock = Arc::new(Clock::new(odd_kept_for));
         let shards: Vec<Shard> = (0..Self::SHARDS)
-            .map(|_| Shard::new(census.clone()))
+            .map(|_| Shard::new(census.clone(), clock.clone()))
             .collect();
         let bytes = shards.iter().map(Shard::bytes).sum();
         KeySet {
             shards,
             bytes,
             census,
+            clock,
         }
     }
 
-    /// Writes every key as the shards keep it: for each shard its number of words, then the
-    /// words ascending, all little-endian. Returns the bytes written.
-    pub(super) fn write_words(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+    /// Says that the keys inserted from now on are those of level `level` (and tells the
+    /// census).
+    pub(super) fn set_level(&self, level: u32) {
+        self.clock.level.store(level, Ordering::Relaxed);
+        if let Some(census) = &self.census {
+            census.set_level(level);
+        }
+    }
+
+    /// Writes every key as the shards keep it: for each shard, the keys kept for good, then
+    /// those of odd levels, each as a count (8 bytes) and the values ascending (10 bytes
+    /// each), all little-endian. Returns the bytes written.
+    pub(super) fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         let mut bytes = 0;
         for shard in &self.shards {
-            let len = shard.len() as u64;
-            out.write_all(&len.to_le_bytes())?;
-            shard.write_words(out)?;
-            bytes += 8 * (1 + len);
+            shard.write_values(out)?;
+            bytes += 16 + (VALUE_BYTES * shard.len()) as u64;
         }
         Ok(bytes)
     }
 
-    /// The set [`Self::write_words`] wrote, every key frozen (the compact form). An error if
-    /// the words run short or are out of order.
-    pub(super) fn read_words(
+    /// The set [`Self::write_values`] wrote, every key frozen (the compact form), with keys
+    /// of odd levels as if frozen at level `level`. An error if the values run short, are out
+    /// of order or too wide.
+    pub(super) fn read_values(
         input: &mut dyn std::io::Read,
         census: Option<Arc<Census>>,
+        odd_kept_for: u32,
+        level: u32,
     ) -> std::io::Result<KeySet> {
-        let mut set = KeySet::with_census(census);
-        let mut word = [0u8; 8];
+        let mut set = KeySet::with_census(census, odd_kept_for);
         for shard in &mut set.shards {
-            input.read_exact(&mut word)?;
-            let len = usize::try_from(u64::from_le_bytes(word))
-                .map_err(|_| std::io::Error::other("a shard's count is too large"))?;
-            if len == 0 {
-                continue;
+            shard.frozen = read_frozen(input)?;
+            if let Some(keys) = read_frozen(input)? {
+                shard.odd.push(OddKeys {
+                    keys,
+                    oldest: 0,
+                    newest: level,
+                });
             }
-            let mut failure = None;
-            let mut last = None;
-            let words = std::iter::from_fn(|| {
-                if failure.is_some() {
-                    return None;
-                }
-                let mut bytes = [0u8; 8];
-                if let Err(e) = input.read_exact(&mut bytes) {
-                    failure = Some(e);
-                    return None;
-                }
-                let word = u64::from_le_bytes(bytes);
-                if last.is_some_and(|l| l >= word) {
-                    failure = Some(std::io::Error::other("the keys are out of order"));
-                    return None;
-                }
-                last = Some(word);
-                Some(word)
-            })
-            .take(len);
-            let frozen = FrozenKeys::new(words, len);
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            shard.frozen =
-                Some(frozen.ok_or_else(|| std::io::Error::other("a shard's keys are cut short"))?);
+            shard.since = level;
         }
+        set.set_level(level);
         set.recount();
         Ok(set)
     }
@@ -518,27 +750,78 @@ impl KeySet {
         self.shards[shard_of(key)].prefetch(key);
     }
 
-    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 6.5
-    /// bytes a key instead of the table's 11-14, looked up a little more slowly. With `pool`,
-    /// shards are frozen on its threads. Returns the bytes freed: 0 when that would be less
-    /// than an eighth of the set (each freeze rebuilds every frozen key: freezing again and
-    /// again for little would cost more than it gives). `None` when `stop` (polled every
-    /// million keys or so) cut it short: every shard then holds its keys, frozen or not, and
-    /// the caller should end the search (a freeze of a billion keys took seconds).
+    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7.5
+    /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of even
+    /// levels stay frozen for good; keys of odd levels are let go of `Clock::odd_kept_for`
+    /// levels after they were frozen (sooner, down to `ODD_KEPT_AT_LEAST`, when that frees too
+    /// little). A position whose key was let go of and is met again is
+    /// kept again, a level deeper than it was first, and expanded again: a "ghost". That
+    /// costs work but never changes an answer (docs/design.md, "Forgetting odd levels"):
+    /// every child of a ghost was reached at least as early before, so a ghost never gives a
+    /// genuinely new position a way in, nor a mate at the level where mates are first found;
+    /// and since the keys of even levels are never let go of, a ghost's children of even
+    /// levels end there, so ghosts die out.
+    ///
+    /// With `pool`, shards are frozen on its threads. Returns the bytes freed: 0 when that
+    /// would be less than an eighth of the set (each freeze rebuilds every frozen key:
+    /// freezing again and again for little would cost more than it gives). `None` when `stop`
+    /// (polled every million keys or so) cut it short: every shard then holds its keys,
+    /// frozen or not, and the caller should end the search (a freeze of a billion keys took
+    /// seconds).
     pub(super) fn freeze(
         &mut self,
         pool: Option<&rayon::ThreadPool>,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<usize> {
-        let before = self.bytes;
-        let saving: usize = self.shards.iter().map(Shard::freeze_saving).sum();
-        if saving < before / MIN_FREEZE_SAVING {
-            return Some(0);
+        let mut at = self.freeze_at();
+        // Short of what an eighth needs, odd levels are kept for less time, down to
+        // `ODD_KEPT_AT_LEAST` (ghosts cost more the shorter it is).
+        let least = ODD_KEPT_AT_LEAST.min(at.odd_kept_for);
+        loop {
+            let saving: usize = self.shards.iter().map(|s| s.freeze_saving(at)).sum();
+            if saving >= self.bytes / MIN_FREEZE_SAVING {
+                return self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0);
+            }
+            if at.odd_kept_for <= least {
+                return Some(0);
+            }
+            at.odd_kept_for = (at.odd_kept_for / 2).max(least);
         }
-        let worth = |shard: &&mut Shard| shard.freeze_saving() > 0;
+    }
+
+    /// Freezes every shard that has keys in its table or odd keys to let go of, whether that
+    /// saves memory or not (tests freeze after every level).
+    pub(super) fn freeze_all(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<usize> {
+        let at = self.freeze_at();
+        self.freeze_where(pool, stop, at, &|shard| {
+            shard.tally.len > 0 || shard.odd_kept(at).count() < shard.odd.len()
+        })
+    }
+
+    /// A freeze now, keeping odd levels for the set's time.
+    fn freeze_at(&self) -> FreezeAt {
+        FreezeAt {
+            level: self.clock.level.load(Ordering::Relaxed),
+            odd_kept_for: self.clock.odd_kept_for,
+        }
+    }
+
+    /// Freezes the shards `worth` picks (see `freeze`).
+    fn freeze_where(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        stop: &(dyn Fn() -> bool + Sync),
+        at: FreezeAt,
+        worth: &(dyn Fn(&Shard) -> bool + Sync),
+    ) -> Option<usize> {
+        let before = self.bytes;
         let stopped = AtomicBool::new(false);
         let freeze = |shard: &mut Shard| {
-            if stopped.load(Ordering::Relaxed) || !shard.freeze(stop) {
+            if stopped.load(Ordering::Relaxed) || !shard.freeze(stop, at) {
                 stopped.store(true, Ordering::Relaxed);
             }
         };
@@ -550,11 +833,50 @@ impl KeySet {
                     .filter(|s| worth(s))
                     .for_each(freeze)
             }),
-            None => self.shards.iter_mut().filter(worth).for_each(freeze),
+            None => self.shards.iter_mut().filter(|s| worth(s)).for_each(freeze),
         }
         self.recount();
         (!stopped.into_inner()).then(|| before.saturating_sub(self.bytes))
     }
+}
+
+/// One frozen set as `Shard::write_values` wrote it: a count, then the values ascending
+/// (`None` for none).
+fn read_frozen(input: &mut dyn std::io::Read) -> std::io::Result<Option<FrozenKeys>> {
+    let mut count = [0u8; 8];
+    input.read_exact(&mut count)?;
+    let len = usize::try_from(u64::from_le_bytes(count))
+        .map_err(|_| std::io::Error::other("a shard's count is too large"))?;
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut failure = None;
+    let mut last = None;
+    let values = std::iter::from_fn(|| {
+        if failure.is_some() {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        if let Err(e) = input.read_exact(&mut bytes[..VALUE_BYTES]) {
+            failure = Some(e);
+            return None;
+        }
+        let value = u128::from_le_bytes(bytes);
+        if value >> VALUE_BITS != 0 || last.is_some_and(|l| l >= value) {
+            failure = Some(std::io::Error::other("the keys are out of order"));
+            return None;
+        }
+        last = Some(value);
+        Some(value)
+    })
+    .take(len);
+    let frozen = FrozenKeys::new(values, len);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    frozen
+        .map(Some)
+        .ok_or_else(|| std::io::Error::other("a shard's keys are cut short"))
 }
 
 #[cfg(test)]
@@ -597,7 +919,7 @@ mod tests {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
         // A shard of 1,000 slots, with memory to grow by a sixteenth (not enough for its
         // siblings to grow by half), then none.
-        let mut shard = Shard::new(None);
+        let mut shard = Shard::new(None, Arc::new(Clock::new(ODD_KEPT_FOR)));
         shard.grow(1000).unwrap();
         let mut inserted = Vec::new();
         let mut allowance = (1000 + 1062) * SLOT_BYTES;
@@ -667,7 +989,7 @@ mod tests {
     #[test]
     fn a_shard_grown_ahead_keeps_its_keys() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
-        let mut shard = Shard::new(None);
+        let mut shard = Shard::new(None, Arc::new(Clock::new(ODD_KEPT_FOR)));
         shard.grow(1000).unwrap();
         let mut allowance = usize::MAX;
         let mut i = 0;
@@ -711,7 +1033,7 @@ mod tests {
             (64, 57, 3),
             (5000, 4400, 4),
         ] {
-            let mut shard = Shard::new(None);
+            let mut shard = Shard::new(None, Arc::new(Clock::new(ODD_KEPT_FOR)));
             shard.grow(slots).unwrap();
             let mut words = BTreeSet::new();
             let mut x = seed;
@@ -733,10 +1055,79 @@ mod tests {
             }
             let table = shard.table.as_slice();
             assert!(home(table[0], slots) > 0, "the probes ran past the end");
-            let sorted = shard.sorted_words(&|| false).unwrap();
-            assert!(sorted.iter().eq(words.iter()), "{slots} slots, {keys} keys");
-            assert_eq!(shard.sorted_words(&|| true), None);
+            let sorted = shard.sorted_entries(&|| false).unwrap();
+            let sorted = sorted.iter().map(|e| (value_in(e) >> EXT_BITS) as u64);
+            assert!(
+                sorted.eq(words.iter().copied()),
+                "{slots} slots, {keys} keys"
+            );
+            assert_eq!(shard.sorted_entries(&|| true), None);
         }
+    }
+
+    /// Keys are told apart by 80 bits: the shard's 6, the word's 64 and 10 more.
+    #[test]
+    fn keys_differing_in_any_of_80_bits_stay_apart() {
+        let a = 0x0123_4567_89ab_cdef_u128 | 5 << 90;
+        for frozen in [false, true] {
+            let mut set = KeySet::new();
+            let kept = [0, 64, 70, 73, 122, 127].map(|bit| a ^ 1 << bit);
+            for &key in &kept {
+                assert_eq!(set.insert(key, usize::MAX, false), Ok(true), "{key:x}");
+            }
+            if frozen {
+                assert!(set.freeze_all(None, &|| false).is_some());
+            }
+            for &key in &kept {
+                assert!(set.contains(key), "{key:x}");
+                // Bits 74 to 121 are not kept.
+                assert_eq!(set.insert(key ^ 1 << 80, usize::MAX, false), Ok(false));
+            }
+            assert!(!set.contains(a ^ 1 << 65) && !set.contains(a ^ 1 << 3));
+        }
+    }
+
+    /// Frozen, keys of even levels stay; keys of odd levels go once their newest level is
+    /// more than the set's time back; a checkpoint's copy keeps the two apart.
+    #[test]
+    fn odd_levels_keys_go_once_old_even_levels_keys_stay() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = KeySet::with_census(None, 4);
+        for level in 0..20u128 {
+            set.set_level(level as u32);
+            for j in 0..1000 {
+                assert_eq!(
+                    set.insert(key(level * 1000 + j), usize::MAX, false),
+                    Ok(true)
+                );
+            }
+            assert!(set.freeze_all(None, &|| false).is_some());
+        }
+        // Frozen at level 19, kept for 4: the odd levels 15, 17 and 19 are left.
+        let expected = |level: u128| level.is_multiple_of(2) || level >= 15;
+        let held = |set: &KeySet| {
+            (0..20u128).all(|level| {
+                (0..1000).all(|j| set.contains(key(level * 1000 + j)) == expected(level))
+            })
+        };
+        assert!(held(&set));
+        assert_eq!(set.len(), 13 * 1000);
+        let mut copy = Vec::new();
+        let written = set.write_values(&mut copy).unwrap();
+        assert_eq!(written, copy.len() as u64);
+        let mut again = KeySet::read_values(&mut copy.as_slice(), None, 4, 19).unwrap();
+        assert!(held(&again));
+        // Resumed, the odd keys count as frozen at level 19: gone after level 23.
+        again.set_level(24);
+        assert!(again.freeze_all(None, &|| false).is_some());
+        assert_eq!(again.len(), 10 * 1000);
+        assert!(!again.contains(key(19_000)) && again.contains(key(18_000)));
+        // Cut short or out of order: an error, not a set.
+        assert!(KeySet::read_values(&mut &copy[..copy.len() - 3], None, 4, 19).is_err());
+        let mut swapped = copy.clone();
+        swapped[8..18].copy_from_slice(&copy[18..28]);
+        swapped[18..28].copy_from_slice(&copy[8..18]);
+        assert!(KeySet::read_values(&mut swapped.as_slice(), None, 4, 19).is_err());
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub use census::{bucket_floor, GAP_BUCKETS};
 pub(crate) use checkpoint::Plan as CheckpointPlan;
 pub use checkpoint::{CheckpointStart, Checkpointing};
 pub use disk::{DiskBudget, DiskError};
+pub(crate) use keyset::ODD_KEPT_FOR;
 
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
@@ -189,6 +190,10 @@ pub(crate) struct BfsLimits<'a> {
     pub threads_from_nodes: u64,
     /// Where checkpoints go and whether the pass starts from one (see `checkpoint.rs`).
     pub checkpoint: Option<checkpoint::Plan>,
+    /// Levels a frozen key of an odd level is kept (see [`KeySet::freeze`]).
+    pub odd_kept_for: u32,
+    /// Freeze the keys after every level (tests).
+    pub freeze_every_level: bool,
 }
 
 impl BfsLimits<'_> {
@@ -252,11 +257,16 @@ impl Pass {
         self.seen.bytes() + self.level.bytes() + self.counts.capacity() * 4 + self.graph.bytes()
     }
 
-    fn new(root: &Position, rules: RuleSet, census: Option<Arc<census::Census>>) -> Pass {
+    fn new(
+        root: &Position,
+        rules: RuleSet,
+        census: Option<Arc<census::Census>>,
+        odd_kept_for: u32,
+    ) -> Pass {
         // Only attacker positions with a check are recorded: a defender position met twice
         // costs one more evasion generation, which is cheaper than remembering every one of
         // them, and a position without a check has no future.
-        let mut seen = KeySet::with_census(census);
+        let mut seen = KeySet::with_census(census, odd_kept_for);
         let _ = seen.insert(root.key(), usize::MAX, false);
         Pass {
             seen,
@@ -275,11 +285,12 @@ impl Pass {
             .level_log
             .is_some()
             .then(|| Arc::new(census::Census::new()));
-        let mut pass = Pass::new(root, limits.rules, census.clone());
+        let mut pass = Pass::new(root, limits.rules, census.clone(), limits.odd_kept_for);
         let Some(plan) = &limits.checkpoint else {
             return Ok(pass);
         };
-        let (checkpoints, resumed) = checkpoint::start(plan, &limits.disk, census)?;
+        let (checkpoints, resumed) =
+            checkpoint::start(plan, &limits.disk, census, limits.odd_kept_for)?;
         match resumed {
             Some(resumed) => {
                 pass.seen = resumed.seen;
@@ -375,7 +386,10 @@ pub(crate) fn search_in_pool(
                 lower_bound: 1,
                 reason: GiveUp::Disk(e),
             };
-            return (outcome, Pass::new(root, limits.rules, None));
+            return (
+                outcome,
+                Pass::new(root, limits.rules, None, limits.odd_kept_for),
+            );
         }
     };
     // On this thread until the threads are due (a short pass ends before: handing it to the
@@ -515,6 +529,8 @@ fn search(
         // Level `depth` holds attacker positions at ply 2 * depth; a mate found now has
         // one ply more (H#) or two (HS#), and none shorter exists.
         let lower_bound = limits.mate_length(depth);
+        // The children found from here on belong to the next level.
+        seen.set_level(depth + 1);
         let give_up = |reason| BfsOutcome::GaveUp {
             lower_bound,
             reason,
@@ -771,6 +787,16 @@ fn search(
             Ok(used) => used,
             Err(outcome) => return Some(outcome),
         };
+        if limits.freeze_every_level
+            && seen
+                .freeze_all(limits.pool, &|| limits.interrupt.raised())
+                .is_none()
+        {
+            return Some(BfsOutcome::GaveUp {
+                lower_bound: limits.mate_length(depth),
+                reason: GiveUp::Aborted(limits.interrupt.why()),
+            });
+        }
         log_level(
             limits,
             (depth, level.len(), Some(level.checks.len())),
@@ -946,11 +972,7 @@ fn log_level(
     started: Instant,
 ) {
     if let Some(log) = &limits.level_log {
-        // The children found from here on belong to the level after this one.
-        let gaps = seen.census().map_or([0; GAP_BUCKETS], |census| {
-            census.set_level(depth + 1);
-            census.take()
-        });
+        let gaps = seen.census().map_or([0; GAP_BUCKETS], census::Census::take);
         // The receiver may be gone (a caller that stopped listening): nothing to do then.
         let _ = log.send(LevelStats {
             plies: 2 * depth,

@@ -196,6 +196,8 @@ impl Leader<'_, '_, '_> {
         *self.depth += 1;
         run.parity.store(next, Ordering::Relaxed);
         let seen = unsafe { run.seen.get() };
+        // The children found from here on belong to the level after the new one.
+        seen.set_level(*self.depth + 1);
         // The graph as it will be once the level is in.
         let graph = self.book.graph.bytes() + booking.edges.bytes();
         self.held_at_barrier = self.held();

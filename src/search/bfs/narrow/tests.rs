@@ -55,6 +55,8 @@ mod same_levels {
             give_up_when_bushy: false,
             threads_from_nodes: 0,
             checkpoint: None,
+            odd_kept_for: crate::search::bfs::ODD_KEPT_FOR,
+            freeze_every_level: false,
         };
         let mut nodes = 0;
         let (outcome, _pass) = search_in_pool(
@@ -210,6 +212,8 @@ mod stops {
                 give_up_when_bushy: false,
                 threads_from_nodes: 0,
                 checkpoint: None,
+                odd_kept_for: crate::search::bfs::ODD_KEPT_FOR,
+                freeze_every_level: false,
             };
             let stopped_at = std::sync::Mutex::new(None);
             let (outcome, _pass) = std::thread::scope(|scope| {

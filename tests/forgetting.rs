@@ -1,0 +1,123 @@
+//! The breadth-first pass's key stores for when memory runs short, forced on: the keys frozen
+//! after every level, and the keys of odd levels let go of two levels after they were frozen,
+//! so that positions are forgotten and met again as new ("ghosts", expanded again) all the
+//! time. Lengths, counts and lines must not change; the extra positions kept show that ghosts
+//! did occur.
+
+mod common;
+
+use common::{helpmates, nomates};
+use kyozume::search::{
+    verify_helpmate, Limits, Outcome, SearchResult, Solutions, Solver, Strategy,
+};
+use kyozume::shogi::Position;
+use std::sync::atomic::AtomicBool;
+
+/// The answer to `sfen` under `limits`, and the positions the pass kept over all its levels.
+fn solve(sfen: &str, limits: &Limits) -> (Outcome, Option<Solutions>, usize) {
+    let pos = Position::from_sfen(sfen).unwrap();
+    let mut solver = Solver::new(64).unwrap();
+    let stop = AtomicBool::new(false);
+    let (log, levels) = crossbeam_channel::unbounded();
+    let limits = Limits {
+        level_log: Some(log),
+        ..limits.clone()
+    };
+    let result: SearchResult =
+        kyozume::search::with_search_stack(|| solver.solve(&pos, &limits, &stop, &mut |_| {}))
+            .unwrap();
+    drop(limits);
+    let kept = levels.iter().map(|l| l.positions).sum();
+    (result.outcome, result.solutions, kept)
+}
+
+#[test]
+fn forgetting_odd_levels_keeps_every_length_count_and_line() {
+    let mut rows: Vec<(String, String)> = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= 120)
+        .map(|p| (p.name, p.sfen))
+        .collect();
+    let helpmate_rows = rows.len();
+    rows.extend(nomates());
+    assert!(helpmate_rows >= 100, "{helpmate_rows} rows");
+    let mut ghosted = 0;
+    for (i, (name, sfen)) in rows.iter().enumerate() {
+        // Every other row at two threads, every level through the threaded expansion; every
+        // third with the narrow loop off.
+        let limits = Limits {
+            strategy: Strategy::BreadthFirst,
+            solution_limit: 5,
+            threads: 1 + i % 2,
+            parallel_from_positions: Some(1),
+            narrow_below: (i % 3 == 0).then_some(0),
+            ..Default::default()
+        };
+        let (outcome, solutions, kept) = solve(sfen, &limits);
+        let forced = Limits {
+            freeze_every_level: true,
+            odd_keys_kept_for: Some(2),
+            ..limits
+        };
+        let (forced_outcome, forced_solutions, forced_kept) = solve(sfen, &forced);
+        assert_eq!(forced_outcome, outcome, "{name}");
+        assert_eq!(forced_solutions, solutions, "{name}");
+        if let Outcome::Mate(line) = &forced_outcome {
+            verify_helpmate(&Position::from_sfen(sfen).unwrap(), line).unwrap();
+        }
+        assert!(forced_kept >= kept, "{name}: {forced_kept} < {kept}");
+        ghosted += usize::from(forced_kept > kept);
+    }
+    // Ghosts happen on most problems longer than a few levels.
+    assert!(ghosted >= 40, "{ghosted} rows met forgotten positions");
+}
+
+/// Short of memory (16 MB for 森茂 1965, keys frozen during levels too, links on disk), with
+/// keys of odd levels let go of two levels after they were frozen: the same answer at one and
+/// two threads as with memory to spare.
+#[test]
+fn forgetting_when_memory_runs_short_keeps_the_answer() {
+    let sfen = helpmates()
+        .into_iter()
+        .find(|p| p.name == "fmrs_morishige_1965")
+        .unwrap()
+        .sfen;
+    let roomy = Limits {
+        strategy: Strategy::BreadthFirst,
+        solution_limit: 3,
+        ..Default::default()
+    };
+    let (outcome, solutions, kept) = solve(&sfen, &roomy);
+    for threads in [1, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let tight = Limits {
+            threads,
+            odd_keys_kept_for: Some(2),
+            disk: kyozume::search::DiskBudget {
+                dir: Some(dir.path().to_path_buf()),
+                cap_bytes: 1 << 30,
+                always: false,
+            },
+            ..roomy.clone()
+        };
+        let pos = Position::from_sfen(&sfen).unwrap();
+        let mut solver = Solver::new(16).unwrap();
+        let stop = AtomicBool::new(false);
+        let (log, levels) = crossbeam_channel::unbounded();
+        let tight = Limits {
+            level_log: Some(log),
+            ..tight
+        };
+        let result =
+            kyozume::search::with_search_stack(|| solver.solve(&pos, &tight, &stop, &mut |_| {}))
+                .unwrap();
+        drop(tight);
+        let tight_kept: usize = levels.iter().map(|l| l.positions).sum();
+        assert_eq!(result.outcome, outcome, "{threads} threads");
+        assert_eq!(result.solutions, solutions, "{threads} threads");
+        assert!(
+            tight_kept > kept,
+            "{threads} threads: {tight_kept} <= {kept}"
+        );
+    }
+}
