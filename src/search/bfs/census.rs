@@ -13,6 +13,23 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// First levels of followed keys (a standard map: one key in [`Census::SAMPLE`] comes here).
 type FirstLevels = HashMap<u128, u32>;
 
+trait FirstLevel {
+    /// Records `level` as `key`'s first unless it has one; true if it had.
+    fn try_insert_first(&mut self, key: u128, level: u32) -> bool;
+}
+
+impl FirstLevel for FirstLevels {
+    fn try_insert_first(&mut self, key: u128, level: u32) -> bool {
+        match self.entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => true,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(level);
+                false
+            }
+        }
+    }
+}
+
 /// Gap buckets: 0 (the same level), 1, 2, 3-4, 5-8, ..., 2^(n-2)+1 and more.
 pub const GAP_BUCKETS: usize = 16;
 
@@ -40,6 +57,9 @@ pub(super) struct Census {
     /// different shards seldom meet on one lock.
     first: Vec<Mutex<FirstLevels>>,
     gaps: [AtomicU64; GAP_BUCKETS],
+    /// Followed keys kept again after the key set let go of them (ghosts, see
+    /// `KeySet::freeze`).
+    ghosts: AtomicU64,
 }
 
 impl Census {
@@ -51,6 +71,7 @@ impl Census {
             level: AtomicU32::new(1),
             first: (0..Self::LOCKS).map(|_| Mutex::default()).collect(),
             gaps: Default::default(),
+            ghosts: AtomicU64::new(0),
         }
     }
 
@@ -70,12 +91,15 @@ impl Census {
         self.level.store(level, Ordering::Relaxed);
     }
 
-    /// `key` was kept for the first time.
+    /// `key` was kept: for the first time, or again after the key set let go of it (then its
+    /// first level stays).
     #[inline]
     pub(super) fn kept(&self, key: u128) {
         if Self::followed(key) {
             let level = self.level.load(Ordering::Relaxed);
-            self.lock(key).insert(key, level);
+            if self.lock(key).try_insert_first(key, level) {
+                self.ghosts.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -94,6 +118,11 @@ impl Census {
     /// The duplicates counted since the last call, by gap bucket, scaled up by the sample.
     pub(super) fn take(&self) -> [u64; GAP_BUCKETS] {
         std::array::from_fn(|b| self.gaps[b].swap(0, Ordering::Relaxed) * Self::SAMPLE)
+    }
+
+    /// The ghosts counted since the last call, scaled up by the sample.
+    pub(super) fn take_ghosts(&self) -> u64 {
+        self.ghosts.swap(0, Ordering::Relaxed) * Self::SAMPLE
     }
 }
 
@@ -131,5 +160,12 @@ mod tests {
         assert_eq!(gaps[gap_bucket(7)], 2 * Census::SAMPLE);
         assert_eq!(gaps.iter().sum::<u64>(), 2 * Census::SAMPLE);
         assert_eq!(census.take(), [0; GAP_BUCKETS]);
+        // Kept again (a ghost): counted, and its gap still runs from its first level.
+        assert_eq!(census.take_ghosts(), 0);
+        census.kept(followed);
+        census.kept(other);
+        assert_eq!(census.take_ghosts(), Census::SAMPLE);
+        census.met_again(followed);
+        assert_eq!(census.take()[gap_bucket(7)], Census::SAMPLE);
     }
 }

@@ -148,6 +148,9 @@ pub struct LevelStats {
     /// Positions met again since the last level's figures, by how many levels after they were
     /// first kept (buckets of [`bucket_floor`]); estimated from a sample of the keys.
     pub gaps: [u64; GAP_BUCKETS],
+    /// Positions kept again since the last level's figures after the key set let go of them
+    /// (see `KeySet::freeze`); estimated from the same sample.
+    pub ghosts: u64,
     /// Time spent writing checkpoints so far, and their bytes on disk (besides the links).
     pub checkpoints: (Duration, u64),
 }
@@ -973,6 +976,7 @@ fn log_level(
 ) {
     if let Some(log) = &limits.level_log {
         let gaps = seen.census().map_or([0; GAP_BUCKETS], census::Census::take);
+        let ghosts = seen.census().map_or(0, census::Census::take_ghosts);
         // The receiver may be gone (a caller that stopped listening): nothing to do then.
         let _ = log.send(LevelStats {
             plies: 2 * depth,
@@ -986,6 +990,7 @@ fn log_level(
             nodes,
             checks,
             gaps,
+            ghosts,
             checkpoints: checkpoints.map_or((Duration::ZERO, 0), |c| (c.spent, c.bytes)),
         });
     }
