@@ -71,9 +71,10 @@ enum Command {
         #[arg(long, value_enum, conflicts_with_all = ["batch", "json", "probe"])]
         output: Option<workbench::RecordFormat>,
         /// Print the figures of each breadth-first level on stderr as it finishes (plies,
-        /// positions, keys kept, memory, time, moves played, the level's checks, and the
-        /// positions met again by how many levels after they were first kept, estimated from a
-        /// sample of 1 key in 1,024): where a long problem's memory goes.
+        /// positions, keys kept, memory, time, moves played, the level's checks, the positions
+        /// met again by how many levels after they were first kept and the positions searched
+        /// again after being let go of, both estimated from a sample of 1 key in 1,024, and the
+        /// checkpoints' seconds and MB): where a long problem's memory goes.
         #[arg(long, conflicts_with = "batch")]
         levels: bool,
         /// Where a breadth-first pass that outgrows the memory writes its temporary file
