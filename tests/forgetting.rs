@@ -13,10 +13,11 @@ use kyozume::search::{
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
 
-/// The answer to `sfen` under `limits`, and the positions the pass kept over all its levels.
-fn solve(sfen: &str, limits: &Limits) -> (Outcome, Option<Solutions>, usize) {
+/// The answer to `sfen` under `limits` with `hash_mb` of memory, and the positions the pass
+/// kept over all its levels.
+fn solve(hash_mb: usize, sfen: &str, limits: &Limits) -> (Outcome, Option<Solutions>, usize) {
     let pos = Position::from_sfen(sfen).unwrap();
-    let mut solver = Solver::new(64).unwrap();
+    let mut solver = Solver::new(hash_mb).unwrap();
     let stop = AtomicBool::new(false);
     let (log, levels) = crossbeam_channel::unbounded();
     let limits = Limits {
@@ -53,13 +54,13 @@ fn forgetting_odd_levels_keeps_every_length_count_and_line() {
             narrow_below: (i % 3 == 0).then_some(0),
             ..Default::default()
         };
-        let (outcome, solutions, kept) = solve(sfen, &limits);
+        let (outcome, solutions, kept) = solve(64, sfen, &limits);
         let forced = Limits {
             freeze_every_level: true,
             odd_keys_kept_for: Some(2),
             ..limits
         };
-        let (forced_outcome, forced_solutions, forced_kept) = solve(sfen, &forced);
+        let (forced_outcome, forced_solutions, forced_kept) = solve(64, sfen, &forced);
         assert_eq!(forced_outcome, outcome, "{name}");
         assert_eq!(forced_solutions, solutions, "{name}");
         if let Outcome::Mate(line) = &forced_outcome {
@@ -87,7 +88,7 @@ fn forgetting_when_memory_runs_short_keeps_the_answer() {
         solution_limit: 3,
         ..Default::default()
     };
-    let (outcome, solutions, kept) = solve(&sfen, &roomy);
+    let (outcome, solutions, kept) = solve(64, &sfen, &roomy);
     for threads in [1, 2] {
         let dir = tempfile::tempdir().unwrap();
         let tight = Limits {
@@ -100,21 +101,9 @@ fn forgetting_when_memory_runs_short_keeps_the_answer() {
             },
             ..roomy.clone()
         };
-        let pos = Position::from_sfen(&sfen).unwrap();
-        let mut solver = Solver::new(16).unwrap();
-        let stop = AtomicBool::new(false);
-        let (log, levels) = crossbeam_channel::unbounded();
-        let tight = Limits {
-            level_log: Some(log),
-            ..tight
-        };
-        let result =
-            kyozume::search::with_search_stack(|| solver.solve(&pos, &tight, &stop, &mut |_| {}))
-                .unwrap();
-        drop(tight);
-        let tight_kept: usize = levels.iter().map(|l| l.positions).sum();
-        assert_eq!(result.outcome, outcome, "{threads} threads");
-        assert_eq!(result.solutions, solutions, "{threads} threads");
+        let (tight_outcome, tight_solutions, tight_kept) = solve(16, &sfen, &tight);
+        assert_eq!(tight_outcome, outcome, "{threads} threads");
+        assert_eq!(tight_solutions, solutions, "{threads} threads");
         assert!(
             tight_kept > kept,
             "{threads} threads: {tight_kept} <= {kept}"

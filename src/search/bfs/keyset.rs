@@ -31,7 +31,7 @@ pub(super) struct KeySet {
 
 /// The level the set's new keys belong to, shared by its shards, and how long keys of odd
 /// levels are kept once frozen.
-pub(super) struct Clock {
+struct Clock {
     level: AtomicU32,
     odd_kept_for: u32,
 }
@@ -188,6 +188,13 @@ pub(super) fn shard_of(key: u128) -> usize {
     (key >> (128 - SHARD_BITS)) as usize
 }
 
+/// Whether a shard's frozen keys (`frozen`, kept for good, and `odd`) hold `value`. (Free of
+/// the shard, so that an insertion can ask while it holds the table.)
+#[inline]
+fn frozen_holds(frozen: &Option<FrozenKeys>, odd: &[OddKeys], value: u128) -> bool {
+    frozen.as_ref().is_some_and(|f| f.contains(value)) || odd.iter().any(|o| o.keys.contains(value))
+}
+
 /// A table's keys in the order a freeze sorts them: the value shifted up by one, with the low
 /// bit set for a key of an odd level.
 type Entry = u128;
@@ -244,8 +251,7 @@ impl Shard {
 
     #[inline]
     fn is_frozen(&self, value: u128) -> bool {
-        self.frozen.as_ref().is_some_and(|f| f.contains(value))
-            || self.odd.iter().any(|o| o.keys.contains(value))
+        frozen_holds(&self.frozen, &self.odd, value)
     }
 
     /// The odd levels' frozen keys a freeze `at` keeps.
@@ -484,17 +490,7 @@ impl Shard {
         let mut i = home(word, len);
         let new = loop {
             match table[i] {
-                0 if self
-                    .frozen
-                    .as_ref()
-                    .is_some_and(|f| f.contains(value_of(word, ext)))
-                    || self
-                        .odd
-                        .iter()
-                        .any(|o| o.keys.contains(value_of(word, ext))) =>
-                {
-                    break false
-                }
+                0 if frozen_holds(&self.frozen, &self.odd, value_of(word, ext)) => break false,
                 0 => {
                     // The extension first: a look-up that sees the word sees it too.
                     exts[i] = ext | if odd { ODD } else { 0 };
@@ -575,11 +571,12 @@ impl Shard {
             load(next);
         }
         crate::search::machine::prefetch(&self.exts.as_slice()[i]);
+        let value = value_of(stored(key), ext_of(key));
         if let Some(frozen) = &self.frozen {
-            frozen.prefetch(value_of(stored(key), ext_of(key)));
+            frozen.prefetch(value);
         }
         for odd in &self.odd {
-            odd.keys.prefetch(value_of(stored(key), ext_of(key)));
+            odd.keys.prefetch(value);
         }
     }
 
