@@ -8,8 +8,8 @@ mod common;
 
 use common::{helpmates, nomates};
 use kyozume::search::{
-    verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, DiskError, Limits, Outcome,
-    SearchError, SearchResult, Solutions, Solver, Strategy,
+    verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, Limits,
+    Outcome, SearchError, SearchResult, Solutions, Solver, Strategy,
 };
 use kyozume::shogi::Position;
 use rand::{Rng, SeedableRng};
@@ -92,10 +92,18 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
         };
         let cut = random.random_range(1..=longest.max(1)) | 1;
         // Every third row with the stores for short memory forced on, before and after the
-        // cut: keys frozen after every level, odd levels' keys let go of two levels later.
+        // cut: keys frozen after every level, all but every fourth level's let go of two
+        // levels later.
         let stores = Limits {
             freeze_every_level: i % 3 == 2,
-            odd_keys_kept_for: (i % 3 == 2).then_some(2),
+            forgetting: if i % 3 == 2 {
+                Forgetting {
+                    kept_for: 2,
+                    keep_every: 4,
+                }
+            } else {
+                Forgetting::default()
+            },
             ..limits.clone()
         };
         let cut_off = Limits {

@@ -1,14 +1,14 @@
 //! The breadth-first pass's key stores for when memory runs short, forced on: the keys frozen
-//! after every level, and the keys of odd levels let go of two levels after they were frozen,
-//! so that positions are forgotten and met again as new ("ghosts", expanded again) all the
-//! time. Lengths, counts and lines must not change; the extra positions kept show that ghosts
+//! after every level, and the keys of all but one level in 2, 4 or 8 let go of two levels
+//! after they were frozen, so that positions are forgotten and met again as new ("ghosts",
+//! expanded again) all the time. Lengths, counts and lines must not change; the extra positions kept show that ghosts
 //! did occur.
 
 mod common;
 
 use common::{helpmates, nomates};
 use kyozume::search::{
-    verify_helpmate, Limits, Outcome, SearchResult, Solutions, Solver, Strategy,
+    verify_helpmate, Forgetting, Limits, Outcome, SearchResult, Solutions, Solver, Strategy,
 };
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
@@ -33,7 +33,7 @@ fn solve(hash_mb: usize, sfen: &str, limits: &Limits) -> (Outcome, Option<Soluti
 }
 
 #[test]
-fn forgetting_odd_levels_keeps_every_length_count_and_line() {
+fn forgetting_keeps_every_length_count_and_line() {
     let mut rows: Vec<(String, String)> = helpmates()
         .into_iter()
         .filter(|p| p.plies <= 120)
@@ -57,7 +57,12 @@ fn forgetting_odd_levels_keeps_every_length_count_and_line() {
         let (outcome, solutions, kept) = solve(64, sfen, &limits);
         let forced = Limits {
             freeze_every_level: true,
-            odd_keys_kept_for: Some(2),
+            // Every third row keeps every eighth level for good, every third every fourth:
+            // ghosts of ghosts go on for up to seven levels.
+            forgetting: Forgetting {
+                kept_for: 2,
+                keep_every: [2, 4, 8][i / 2 % 3],
+            },
             ..limits
         };
         let (forced_outcome, forced_solutions, forced_kept) = solve(64, sfen, &forced);
@@ -74,7 +79,7 @@ fn forgetting_odd_levels_keeps_every_length_count_and_line() {
 }
 
 /// Short of memory (16 MB for 森茂 1965, keys frozen during levels too, links on disk), with
-/// keys of odd levels let go of two levels after they were frozen: the same answer at one and
+/// transient keys let go of two levels after they were frozen: the same answer at one and
 /// two threads as with memory to spare.
 #[test]
 fn forgetting_when_memory_runs_short_keeps_the_answer() {
@@ -93,7 +98,10 @@ fn forgetting_when_memory_runs_short_keeps_the_answer() {
         let dir = tempfile::tempdir().unwrap();
         let tight = Limits {
             threads,
-            odd_keys_kept_for: Some(2),
+            forgetting: Forgetting {
+                kept_for: 2,
+                keep_every: 2,
+            },
             disk: kyozume::search::DiskBudget {
                 dir: Some(dir.path().to_path_buf()),
                 cap_bytes: 1 << 30,

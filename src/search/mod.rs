@@ -16,7 +16,8 @@ pub mod tt;
 use crate::shogi::stipulation::{verify_solution, StipulationError};
 use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
 pub use bfs::{
-    bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, LevelStats, GAP_BUCKETS,
+    bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, LevelStats,
+    GAP_BUCKETS,
 };
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
@@ -74,10 +75,10 @@ pub struct Limits {
     pub disk: DiskBudget,
     /// Checkpoints of the breadth-first pass, and whether it starts from one (None: none).
     pub checkpoint: Option<Checkpointing>,
-    /// Levels (two plies each) the breadth-first pass keeps a frozen key of an odd level
-    /// before letting it go (None: the default, 256; tests set 2 so that positions are
-    /// forgotten and expanded again all the time).
-    pub odd_keys_kept_for: Option<u32>,
+    /// Which keys the breadth-first pass lets go of once memory is short (the default: keys of
+    /// every other level kept for good, the others for 256 levels; tests let them go after 2
+    /// levels so that positions are forgotten and expanded again all the time).
+    pub forgetting: Forgetting,
     /// The breadth-first pass freezes its keys after every level, as when memory runs short
     /// (tests: the frozen stores on every level of small problems).
     pub freeze_every_level: bool,
@@ -621,7 +622,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 None => bfs::THREADS_FROM_NODES,
             },
             checkpoint,
-            odd_kept_for: self.limits.odd_keys_kept_for.unwrap_or(bfs::ODD_KEPT_FOR),
+            forgetting: self.limits.forgetting,
             freeze_every_level: self.limits.freeze_every_level,
         };
         let caches = solver.caches.get_or_insert_with(bfs::Caches::new);

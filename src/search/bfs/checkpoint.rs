@@ -21,7 +21,7 @@
 use super::census::Census;
 use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
 use super::graph::{LevelGraph, StoredEdges};
-use super::keyset::KeySet;
+use super::keyset::{Forgetting, KeySet};
 use super::level::LevelPositions;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -329,7 +329,7 @@ pub(super) fn start(
     plan: &Plan,
     disk: &DiskBudget,
     census: Option<Arc<Census>>,
-    odd_kept_for: u32,
+    forgetting: Forgetting,
 ) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
     let manifest_path = plan.dir.join(MANIFEST);
     let there = manifest_path.exists();
@@ -349,7 +349,7 @@ pub(super) fn start(
                 "there is no checkpoint of this problem under these rules and solution limit{others}"
             )));
         }
-        (_, true) => Some(resume(plan, disk, census, odd_kept_for)?),
+        (_, true) => Some(resume(plan, disk, census, forgetting)?),
         (_, false) => {
             let _ = std::fs::remove_dir_all(&plan.dir);
             std::fs::create_dir_all(&plan.dir).map_err(|e| plan.write_error(e))?;
@@ -382,7 +382,7 @@ fn resume(
     plan: &Plan,
     disk: &DiskBudget,
     census: Option<Arc<Census>>,
-    odd_kept_for: u32,
+    forgetting: Forgetting,
 ) -> Result<(Resumed, u64, u64), DiskError> {
     let text = std::fs::read_to_string(plan.dir.join(MANIFEST))
         .map_err(|e| plan.refused(format!("{MANIFEST}: {e}")))?;
@@ -403,7 +403,7 @@ fn resume(
     let generation = manifest.generation;
     let file = |name: &str| plan.dir.join(format!("{name}.{generation}"));
     let seen = read_file(&file("keys"), manifest.keys, |input| {
-        KeySet::read_values(input, census, odd_kept_for, manifest.depth)
+        KeySet::read_values(input, census, forgetting, manifest.depth)
     })
     .map_err(|e| plan.refused(e))?;
     let (level, counts) = read_file(&file("level"), manifest.level, LevelPositions::read_from)

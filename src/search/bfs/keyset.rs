@@ -1,6 +1,6 @@
 //! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
 //! 17 bytes a key, or about 7.5 once frozen (see `frozen.rs`) when memory runs short; then
-//! keys first kept on odd levels are let go of once old (see `KeySet::freeze`).
+//! keys of the levels not kept for good are let go of once old (see `KeySet::freeze`).
 
 use super::census::Census;
 use super::frozen::{merged, FrozenKeys, VALUE_BITS};
@@ -29,28 +29,61 @@ pub(super) struct KeySet {
     clock: Arc<Clock>,
 }
 
-/// The level the set's new keys belong to, shared by its shards, and how long keys of odd
-/// levels are kept once frozen.
+/// The level the set's new keys belong to, shared by its shards, and which keys it lets go of
+/// once memory is short.
 struct Clock {
     level: AtomicU32,
-    odd_kept_for: u32,
+    /// One level in this many has its keys kept for good (a power of two: see `Forgetting`).
+    keep_every: AtomicU32,
+    kept_for: u32,
 }
 
 impl Clock {
-    fn new(odd_kept_for: u32) -> Clock {
+    fn new(forgetting: Forgetting) -> Clock {
         Clock {
             level: AtomicU32::new(0),
-            odd_kept_for,
+            keep_every: AtomicU32::new(forgetting.keep_every.next_power_of_two().max(2)),
+            kept_for: forgetting.kept_for,
+        }
+    }
+
+    /// Whether keys kept now are transient: frozen, they are let go of once old.
+    #[inline]
+    fn transient_now(&self) -> bool {
+        let every = self.keep_every.load(Ordering::Relaxed);
+        self.level.load(Ordering::Relaxed) & (every - 1) != 0
+    }
+}
+
+/// Which keys a key set short of memory lets go of (see `KeySet::freeze`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Forgetting {
+    /// Levels (two plies each) a frozen transient key is kept after its newest level (sooner,
+    /// down to 64, when memory is very short).
+    pub kept_for: u32,
+    /// Keys of one level in this many (rounded up to a power of two, at least 2) are kept for
+    /// good, the others are transient; doubled, up to 16, as the keys kept for good fill the
+    /// set.
+    pub keep_every: u32,
+}
+
+impl Default for Forgetting {
+    fn default() -> Forgetting {
+        Forgetting {
+            kept_for: TRANSIENT_KEPT_FOR,
+            keep_every: 2,
         }
     }
 }
 
-/// Levels a frozen key of an odd level is kept for (see `KeySet::freeze`): 512 plies. On
-/// 加藤徹 162a 0.33% of the positions met again were first kept longer ago than this.
-pub(crate) const ODD_KEPT_FOR: u32 = 256;
+/// Levels a frozen transient key is kept for (see `KeySet::freeze`): 512 plies. On 加藤徹 162a
+/// 0.33% of the positions met again were first kept longer ago than this.
+const TRANSIENT_KEPT_FOR: u32 = 256;
 /// ...and at least this many when memory is short: on 162a, 37% of the positions met again
 /// were first kept 33-64 levels before, 7.2% longer ago.
-const ODD_KEPT_AT_LEAST: u32 = 64;
+const TRANSIENT_KEPT_AT_LEAST: u32 = 64;
+/// The widest spacing of the levels kept for good (see `KeySet::widen_spacing`).
+const KEEP_EVERY_AT_MOST: u32 = 16;
 
 /// One of the key set's tables, and the keys frozen out of it when memory ran short (see
 /// `KeySet::freeze`). Its owner writes the count at every insertion while other threads read
@@ -59,14 +92,15 @@ const ODD_KEPT_AT_LEAST: u32 = 64;
 #[repr(align(128))]
 pub(super) struct Shard {
     table: ZeroedTable<u64>,
-    /// Beside each slot of `table`: the key's 10 further bits, and `ODD` when it was first
-    /// kept on an odd level.
+    /// Beside each slot of `table`: the key's 10 further bits, and `TRANSIENT` when it was first
+    /// kept on a level not kept for good.
     exts: ZeroedTable<u16>,
-    /// Keys frozen for good: those of even levels (and, resumed, any kept then).
+    /// Keys frozen for good: those of one level in `Clock::keep_every` (and, resumed, any
+    /// kept then).
     frozen: Option<FrozenKeys>,
-    /// Keys of odd levels frozen, oldest first, each kept until `Clock::odd_kept_for` levels
+    /// Transient keys frozen, oldest first, each kept until `Clock::kept_for` levels
     /// after its newest.
-    odd: Vec<OddKeys>,
+    transient: Vec<TransientKeys>,
     /// The first level whose keys the table may hold (the last freeze's).
     since: u32,
     census: Option<Arc<Census>>,
@@ -75,23 +109,23 @@ pub(super) struct Shard {
 }
 
 /// A freeze: the level being made, and how many levels after their newest it keeps the
-/// frozen keys of odd levels.
+/// frozen transient keys.
 #[derive(Clone, Copy)]
 struct FreezeAt {
     level: u32,
-    odd_kept_for: u32,
+    kept_for: u32,
 }
 
 impl FreezeAt {
-    /// Whether the freeze keeps `odd`. (Kept for at least 2 levels, so that the level being
+    /// Whether the freeze keeps `transient`. (Kept for at least 2 levels, so that the level being
     /// made and the one expanded are never let go of.)
-    fn keeps(&self, odd: &OddKeys) -> bool {
-        odd.newest.saturating_add(self.odd_kept_for.max(2)) >= self.level
+    fn keeps(&self, transient: &TransientKeys) -> bool {
+        transient.newest.saturating_add(self.kept_for.max(2)) >= self.level
     }
 }
 
-/// Keys of odd levels frozen together, from the levels `oldest..=newest`.
-struct OddKeys {
+/// Transient keys frozen together, from the levels `oldest..=newest`.
+struct TransientKeys {
     keys: FrozenKeys,
     oldest: u32,
     newest: u32,
@@ -101,8 +135,8 @@ struct OddKeys {
 #[repr(align(128))]
 struct Tally {
     len: usize,
-    /// Of them, keys of odd levels.
-    odd: usize,
+    /// Of them, transient keys.
+    transient: usize,
 }
 
 /// Bytes a slot takes: the word and its extension.
@@ -111,8 +145,8 @@ const SHARD_BITS: u32 = 6;
 /// The bits kept beside the word (see `Shard::exts`).
 const EXT_BITS: u32 = VALUE_BITS - 64;
 const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
-/// Marks an extension whose key was first kept on an odd level.
-const ODD: u16 = 1 << 15;
+/// Marks an extension whose key is transient (see `Clock::transient_now`).
+const TRANSIENT: u16 = 1 << 15;
 /// A shard grows once this full, in percent: by half while memory is ample...
 const FULL_PERCENT: usize = 70;
 /// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
@@ -188,18 +222,19 @@ pub(super) fn shard_of(key: u128) -> usize {
     (key >> (128 - SHARD_BITS)) as usize
 }
 
-/// Whether a shard's frozen keys (`frozen`, kept for good, and `odd`) hold `value`. (Free of
+/// Whether a shard's frozen keys (`frozen`, kept for good, and `transient`) hold `value`. (Free of
 /// the shard, so that an insertion can ask while it holds the table.)
 #[inline]
-fn frozen_holds(frozen: &Option<FrozenKeys>, odd: &[OddKeys], value: u128) -> bool {
-    frozen.as_ref().is_some_and(|f| f.contains(value)) || odd.iter().any(|o| o.keys.contains(value))
+fn frozen_holds(frozen: &Option<FrozenKeys>, transient: &[TransientKeys], value: u128) -> bool {
+    frozen.as_ref().is_some_and(|f| f.contains(value))
+        || transient.iter().any(|o| o.keys.contains(value))
 }
 
 /// A table's keys in the order a freeze sorts them: the value shifted up by one, with the low
-/// bit set for a key of an odd level.
+/// bit set for a transient key.
 type Entry = u128;
 
-fn is_odd(entry: &Entry) -> bool {
+fn is_transient(entry: &Entry) -> bool {
     entry & 1 == 1
 }
 
@@ -215,11 +250,14 @@ impl Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             exts: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             frozen: None,
-            odd: Vec::new(),
+            transient: Vec::new(),
             since: 0,
             census,
             clock,
-            tally: Tally { len: 0, odd: 0 },
+            tally: Tally {
+                len: 0,
+                transient: 0,
+            },
         }
     }
 
@@ -233,7 +271,7 @@ impl Shard {
 
     fn frozen_bytes(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
-            + self.odd.iter().map(|o| o.keys.bytes()).sum::<usize>()
+            + self.transient.iter().map(|o| o.keys.bytes()).sum::<usize>()
     }
 
     fn bytes(&self) -> usize {
@@ -246,25 +284,25 @@ impl Shard {
 
     fn frozen_len(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::len)
-            + self.odd.iter().map(|o| o.keys.len()).sum::<usize>()
+            + self.transient.iter().map(|o| o.keys.len()).sum::<usize>()
     }
 
     #[inline]
     fn is_frozen(&self, value: u128) -> bool {
-        frozen_holds(&self.frozen, &self.odd, value)
+        frozen_holds(&self.frozen, &self.transient, value)
     }
 
-    /// The odd levels' frozen keys a freeze `at` keeps.
-    fn odd_kept(&self, at: FreezeAt) -> impl Iterator<Item = &OddKeys> + '_ {
-        self.odd.iter().filter(move |o| at.keeps(o))
+    /// The frozen transient keys a freeze `at` keeps.
+    fn transient_kept(&self, at: FreezeAt) -> impl Iterator<Item = &TransientKeys> + '_ {
+        self.transient.iter().filter(move |o| at.keeps(o))
     }
 
-    /// Whether a freeze `at` adds the table's odd keys to the newest odd set rather than
-    /// making a new one: while that set spans less than a quarter of the time kept.
-    fn joins_newest_odd(&self, at: FreezeAt) -> bool {
-        self.odd
+    /// Whether a freeze `at` adds the table's transient keys to the newest transient set
+    /// rather than making a new one: while that set spans less than a quarter of the time kept.
+    fn joins_newest_transient(&self, at: FreezeAt) -> bool {
+        self.transient
             .last()
-            .is_some_and(|o| at.keeps(o) && at.level - o.oldest < at.odd_kept_for / 4)
+            .is_some_and(|o| at.keeps(o) && at.level - o.oldest < at.kept_for / 4)
     }
 
     /// Bytes a freeze `at` of this shard would free (0 if it would not).
@@ -272,23 +310,24 @@ impl Shard {
         if u32::try_from(self.len()).is_err() {
             return 0;
         }
-        let even = self.tally.len - self.tally.odd;
-        let kept: Vec<&OddKeys> = self.odd_kept(at).collect();
-        let dropped = self.odd.len() - kept.len();
+        let for_good = self.tally.len - self.tally.transient;
+        let kept: Vec<&TransientKeys> = self.transient_kept(at).collect();
+        let dropped = self.transient.len() - kept.len();
         if self.tally.len == 0 && dropped == 0 {
             return 0;
         }
-        let mut odd_after: usize = kept.iter().map(|o| o.keys.bytes()).sum();
-        if self.tally.odd > 0 {
-            odd_after += match kept.last().filter(|_| self.joins_newest_odd(at)) {
+        let mut transient_after: usize = kept.iter().map(|o| o.keys.bytes()).sum();
+        if self.tally.transient > 0 {
+            transient_after += match kept.last().filter(|_| self.joins_newest_transient(at)) {
                 Some(newest) => {
-                    FrozenKeys::bytes_for(newest.keys.len() + self.tally.odd) - newest.keys.bytes()
+                    FrozenKeys::bytes_for(newest.keys.len() + self.tally.transient)
+                        - newest.keys.bytes()
                 }
-                None => FrozenKeys::bytes_for(self.tally.odd),
+                None => FrozenKeys::bytes_for(self.tally.transient),
             };
         }
-        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + even;
-        let after = odd_after
+        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + for_good;
+        let after = transient_after
             + if permanent > 0 {
                 FrozenKeys::bytes_for(permanent)
             } else {
@@ -298,11 +337,11 @@ impl Shard {
         self.bytes().saturating_sub(after)
     }
 
-    /// Moves the table's keys into frozen sets and starts an empty table: keys of even levels
-    /// join those frozen for good; keys of odd levels make a new odd set (or join the newest),
-    /// and odd sets `at` no longer keeps are let go of. Memory for the sorted keys and the new
-    /// sets is taken on top of the old ones, one shard at a time. False, with the shard as it
-    /// was, if `stop` said so first.
+    /// Moves the table's keys into frozen sets and starts an empty table: keys kept for good
+    /// join those frozen for good; transient keys make a new transient set (or join the
+    /// newest), and transient sets `at` no longer keeps are let go of. Memory for the sorted
+    /// keys and the new sets is taken on top of the old ones, one shard at a time. False, with
+    /// the shard as it was, if `stop` said so first.
     fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> bool {
         let Some(entries) = self.sorted_entries(stop) else {
             return false;
@@ -312,13 +351,13 @@ impl Shard {
             polled += 1;
             !polled.is_multiple_of(STOP_POLL) || !stop()
         };
-        let even = self.tally.len - self.tally.odd;
-        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + even;
-        let frozen = if even == 0 {
+        let for_good = self.tally.len - self.tally.transient;
+        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + for_good;
+        let frozen = if for_good == 0 {
             None
         } else {
             let old = self.frozen.iter().flat_map(FrozenKeys::values);
-            let new = entries.iter().filter(|e| !is_odd(e)).map(value_in);
+            let new = entries.iter().filter(|e| !is_transient(e)).map(value_in);
             // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen
             // set holds: `None` here means the merge was stopped.)
             match FrozenKeys::new(merged(old, new).take_while(|_| go_on()), permanent) {
@@ -326,23 +365,23 @@ impl Shard {
                 None => return false,
             }
         };
-        // The odd keys: a new set, or the newest one and these together.
-        let joins = self.joins_newest_odd(at) && self.tally.odd > 0;
-        let odd = if self.tally.odd == 0 {
+        // The transient keys: a new set, or the newest one and these together.
+        let joins = self.joins_newest_transient(at) && self.tally.transient > 0;
+        let transient = if self.tally.transient == 0 {
             None
         } else {
-            let new = entries.iter().filter(|e| is_odd(e)).map(value_in);
-            let newest = self.odd.last().filter(|_| joins);
+            let new = entries.iter().filter(|e| is_transient(e)).map(value_in);
+            let newest = self.transient.last().filter(|_| joins);
             let (values, len, oldest): (Box<dyn Iterator<Item = u128>>, usize, u32) = match newest {
                 Some(n) => (
                     Box::new(merged(n.keys.values(), new)),
-                    n.keys.len() + self.tally.odd,
+                    n.keys.len() + self.tally.transient,
                     n.oldest,
                 ),
-                None => (Box::new(new), self.tally.odd, self.since),
+                None => (Box::new(new), self.tally.transient, self.since),
             };
             match FrozenKeys::new(values.take_while(|_| go_on()), len) {
-                Some(keys) => Some(OddKeys {
+                Some(keys) => Some(TransientKeys {
                     keys,
                     oldest,
                     newest: at.level,
@@ -351,16 +390,19 @@ impl Shard {
             }
         };
         if joins {
-            self.odd.pop();
+            self.transient.pop();
         }
-        self.odd.extend(odd);
-        self.odd.retain(|o| at.keeps(o));
+        self.transient.extend(transient);
+        self.transient.retain(|o| at.keeps(o));
         if frozen.is_some() {
             self.frozen = frozen;
         }
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.exts = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
-        self.tally = Tally { len: 0, odd: 0 };
+        self.tally = Tally {
+            len: 0,
+            transient: 0,
+        };
         self.since = at.level;
         true
     }
@@ -379,7 +421,7 @@ impl Shard {
         let table = self.table.as_slice();
         let exts = self.exts.as_slice();
         let entry = |slot: usize| -> Entry {
-            value_of(table[slot], exts[slot]) << 1 | u128::from(exts[slot] & ODD != 0)
+            value_of(table[slot], exts[slot]) << 1 | u128::from(exts[slot] & TRANSIENT != 0)
         };
         let len = table.len();
         let mut entries = Vec::with_capacity(self.tally.len);
@@ -413,7 +455,7 @@ impl Shard {
     }
 
     /// Writes the shard's keys (see `KeySet::write_values`): those kept for good, then those
-    /// of odd levels, each as a count and the values ascending, merged as they go out.
+    /// that are transient, each as a count and the values ascending, merged as they go out.
     fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let entries = self.sorted_entries(&|| false).expect("not stopped");
         let write =
@@ -424,18 +466,19 @@ impl Shard {
                 }
                 Ok(())
             };
-        let even = entries.iter().filter(|e| !is_odd(e)).map(value_in);
+        let for_good = entries.iter().filter(|e| !is_transient(e)).map(value_in);
         let frozen = self.frozen.iter().flat_map(FrozenKeys::values);
         let permanent =
-            self.frozen.as_ref().map_or(0, FrozenKeys::len) + self.tally.len - self.tally.odd;
-        write(out, permanent, &mut merged(frozen, even))?;
-        let mut odd: Box<dyn Iterator<Item = u128>> =
-            Box::new(entries.iter().filter(|e| is_odd(e)).map(value_in));
-        for set in &self.odd {
-            odd = Box::new(merged(odd, set.keys.values()));
+            self.frozen.as_ref().map_or(0, FrozenKeys::len) + self.tally.len - self.tally.transient;
+        write(out, permanent, &mut merged(frozen, for_good))?;
+        let mut transient: Box<dyn Iterator<Item = u128>> =
+            Box::new(entries.iter().filter(|e| is_transient(e)).map(value_in));
+        for set in &self.transient {
+            transient = Box::new(merged(transient, set.keys.values()));
         }
-        let odd_len = self.tally.odd + self.odd.iter().map(|o| o.keys.len()).sum::<usize>();
-        write(out, odd_len, &mut odd)
+        let transient_len =
+            self.tally.transient + self.transient.iter().map(|o| o.keys.len()).sum::<usize>();
+        write(out, transient_len, &mut transient)
     }
 
     /// Whether `key` is in this shard.
@@ -483,20 +526,22 @@ impl Shard {
                 None => return Err(()),
             }
         }
-        let odd = self.clock.level.load(Ordering::Relaxed) % 2 == 1;
+        let transient = self.clock.transient_now();
         let table = self.table.as_mut_slice();
         let exts = self.exts.as_mut_slice();
         let len = table.len();
         let mut i = home(word, len);
         let new = loop {
             match table[i] {
-                0 if frozen_holds(&self.frozen, &self.odd, value_of(word, ext)) => break false,
+                0 if frozen_holds(&self.frozen, &self.transient, value_of(word, ext)) => {
+                    break false
+                }
                 0 => {
                     // The extension first: a look-up that sees the word sees it too.
-                    exts[i] = ext | if odd { ODD } else { 0 };
+                    exts[i] = ext | if transient { TRANSIENT } else { 0 };
                     table[i] = word;
                     self.tally.len += 1;
-                    self.tally.odd += usize::from(odd);
+                    self.tally.transient += usize::from(transient);
                     break true;
                 }
                 w if w == word && exts[i] & EXT_MASK == ext => break false,
@@ -575,8 +620,8 @@ impl Shard {
         if let Some(frozen) = &self.frozen {
             frozen.prefetch(value);
         }
-        for odd in &self.odd {
-            odd.keys.prefetch(value);
+        for transient in &self.transient {
+            transient.keys.prefetch(value);
         }
     }
 
@@ -636,13 +681,13 @@ impl KeySet {
 
     #[cfg(test)]
     pub(super) fn new() -> KeySet {
-        Self::with_census(None, ODD_KEPT_FOR)
+        Self::with_census(None, Forgetting::default())
     }
 
-    /// A set that tells `census` of every key kept and met again, and keeps frozen keys of
-    /// odd levels for `odd_kept_for` levels.
-    pub(super) fn with_census(census: Option<Arc<Census>>, odd_kept_for: u32) -> KeySet {
-        let clock = Arc::new(Clock::new(odd_kept_for));
+    /// A set that tells `census` of every key kept and met again, and lets keys go as
+    /// `forgetting` says once memory is short.
+    pub(super) fn with_census(census: Option<Arc<Census>>, forgetting: Forgetting) -> KeySet {
+        let clock = Arc::new(Clock::new(forgetting));
         let shards: Vec<Shard> = (0..Self::SHARDS)
             .map(|_| Shard::new(census.clone(), clock.clone()))
             .collect();
@@ -665,8 +710,8 @@ impl KeySet {
     }
 
     /// Writes every key as the shards keep it: for each shard, the keys kept for good, then
-    /// those of odd levels, each as a count (8 bytes) and the values ascending (10 bytes
-    /// each), all little-endian. Returns the bytes written.
+    /// the transient ones, each as a count (8 bytes) and the values ascending (10 bytes each),
+    /// all little-endian. Returns the bytes written.
     pub(super) fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         let mut bytes = 0;
         for shard in &self.shards {
@@ -676,20 +721,20 @@ impl KeySet {
         Ok(bytes)
     }
 
-    /// The set [`Self::write_values`] wrote, every key frozen (the compact form), with keys
-    /// of odd levels as if frozen at level `level`. An error if the values run short, are out
+    /// The set [`Self::write_values`] wrote, every key frozen (the compact form), with the
+    /// transient keys as if frozen at level `level`. An error if the values run short, are out
     /// of order or too wide.
     pub(super) fn read_values(
         input: &mut dyn std::io::Read,
         census: Option<Arc<Census>>,
-        odd_kept_for: u32,
+        forgetting: Forgetting,
         level: u32,
     ) -> std::io::Result<KeySet> {
-        let mut set = KeySet::with_census(census, odd_kept_for);
+        let mut set = KeySet::with_census(census, forgetting);
         for shard in &mut set.shards {
             shard.frozen = read_frozen(input)?;
             if let Some(keys) = read_frozen(input)? {
-                shard.odd.push(OddKeys {
+                shard.transient.push(TransientKeys {
                     keys,
                     oldest: 0,
                     newest: level,
@@ -748,16 +793,16 @@ impl KeySet {
     }
 
     /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7.5
-    /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of even
-    /// levels stay frozen for good; keys of odd levels are let go of `Clock::odd_kept_for`
-    /// levels after they were frozen (sooner, down to `ODD_KEPT_AT_LEAST`, when that frees too
-    /// little). A position whose key was let go of and is met again is
-    /// kept again, a level deeper than it was first, and expanded again: a "ghost". That
-    /// costs work but never changes an answer (docs/design.md, "Forgetting odd levels"):
+    /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of one
+    /// level in `Clock::keep_every` stay frozen for good; the other, transient, keys are let go
+    /// of `Clock::kept_for` levels after they were frozen (sooner, down to
+    /// `TRANSIENT_KEPT_AT_LEAST`, when that frees too little). A position whose key was let go
+    /// of and is met again is kept again, deeper than it was first, and expanded again: a
+    /// "ghost". That costs work but never changes an answer (docs/design.md, "Forgetting"):
     /// every child of a ghost was reached at least as early before, so a ghost never gives a
     /// genuinely new position a way in, nor a mate at the level where mates are first found;
-    /// and since the keys of even levels are never let go of, a ghost's children of even
-    /// levels end there, so ghosts die out.
+    /// and since a position is kept at most once on a level kept for good, and every
+    /// `KEEP_EVERY_AT_MOST`th level is one, ghosts die out.
     ///
     /// With `pool`, shards are frozen on its threads. Returns the bytes freed: 0 when that
     /// would be less than an eighth of the set (each freeze rebuilds every frozen key:
@@ -771,23 +816,44 @@ impl KeySet {
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<usize> {
         let mut at = self.freeze_at();
-        // Short of what an eighth needs, odd levels are kept for less time, down to
-        // `ODD_KEPT_AT_LEAST` (ghosts cost more the shorter it is).
-        let least = ODD_KEPT_AT_LEAST.min(at.odd_kept_for);
-        loop {
+        let room = self.bytes;
+        // Short of what an eighth needs, transient keys are kept for less time, down to
+        // `TRANSIENT_KEPT_AT_LEAST` (ghosts cost more the shorter it is).
+        let least = TRANSIENT_KEPT_AT_LEAST.min(at.kept_for);
+        let freed = loop {
             let saving: usize = self.shards.iter().map(|s| s.freeze_saving(at)).sum();
             if saving >= self.bytes / MIN_FREEZE_SAVING {
-                return self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0);
+                break self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0);
             }
-            if at.odd_kept_for <= least {
-                return Some(0);
+            if at.kept_for <= least {
+                break Some(0);
             }
-            at.odd_kept_for = (at.odd_kept_for / 2).max(least);
-        }
+            at.kept_for = (at.kept_for / 2).max(least);
+        };
+        self.widen_spacing(room);
+        freed
     }
 
-    /// Freezes every shard that has keys in its table or odd keys to let go of, whether that
-    /// saves memory or not (tests freeze after every level).
+    /// Spaces the levels kept for good further apart once their keys take more than all but
+    /// `1 / keep_every` of `room` (what the set took before a freeze: what memory allows it):
+    /// every 4th level once they take half, every 8th at three quarters, every 16th at seven
+    /// eighths. Keys kept for good stay so; the spacing applies to keys kept from now on. (At
+    /// `USI_Hash 6600` 加藤徹 162a's keys of every other level alone took 5.4 GB.)
+    fn widen_spacing(&self, room: usize) {
+        let for_good: usize = self
+            .shards
+            .iter()
+            .map(|s| s.frozen.as_ref().map_or(0, FrozenKeys::bytes))
+            .sum();
+        let mut every = self.clock.keep_every.load(Ordering::Relaxed);
+        while every < KEEP_EVERY_AT_MOST && for_good > room - room / every as usize {
+            every *= 2;
+        }
+        self.clock.keep_every.store(every, Ordering::Relaxed);
+    }
+
+    /// Freezes every shard that has keys in its table or transient keys to let go of, whether
+    /// that saves memory or not (tests freeze after every level).
     pub(super) fn freeze_all(
         &mut self,
         pool: Option<&rayon::ThreadPool>,
@@ -795,15 +861,15 @@ impl KeySet {
     ) -> Option<usize> {
         let at = self.freeze_at();
         self.freeze_where(pool, stop, at, &|shard| {
-            shard.tally.len > 0 || shard.odd_kept(at).count() < shard.odd.len()
+            shard.tally.len > 0 || shard.transient_kept(at).count() < shard.transient.len()
         })
     }
 
-    /// A freeze now, keeping odd levels for the set's time.
+    /// A freeze now, keeping transient keys for the set's time.
     fn freeze_at(&self) -> FreezeAt {
         FreezeAt {
             level: self.clock.level.load(Ordering::Relaxed),
-            odd_kept_for: self.clock.odd_kept_for,
+            kept_for: self.clock.kept_for,
         }
     }
 
@@ -916,7 +982,7 @@ mod tests {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
         // A shard of 1,000 slots, with memory to grow by a sixteenth (not enough for its
         // siblings to grow by half), then none.
-        let mut shard = Shard::new(None, Arc::new(Clock::new(ODD_KEPT_FOR)));
+        let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
         shard.grow(1000).unwrap();
         let mut inserted = Vec::new();
         let mut allowance = (1000 + 1062) * SLOT_BYTES;
@@ -986,7 +1052,7 @@ mod tests {
     #[test]
     fn a_shard_grown_ahead_keeps_its_keys() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
-        let mut shard = Shard::new(None, Arc::new(Clock::new(ODD_KEPT_FOR)));
+        let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
         shard.grow(1000).unwrap();
         let mut allowance = usize::MAX;
         let mut i = 0;
@@ -1030,7 +1096,7 @@ mod tests {
             (64, 57, 3),
             (5000, 4400, 4),
         ] {
-            let mut shard = Shard::new(None, Arc::new(Clock::new(ODD_KEPT_FOR)));
+            let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
             shard.grow(slots).unwrap();
             let mut words = BTreeSet::new();
             let mut x = seed;
@@ -1084,47 +1150,109 @@ mod tests {
         }
     }
 
-    /// Frozen, keys of even levels stay; keys of odd levels go once their newest level is
-    /// more than the set's time back; a checkpoint's copy keeps the two apart.
+    /// Frozen, keys of one level in `keep_every` stay; transient keys go once their newest
+    /// level is more than the set's time back; a checkpoint's copy keeps the two apart.
     #[test]
-    fn odd_levels_keys_go_once_old_even_levels_keys_stay() {
+    fn transient_keys_go_once_old_keys_kept_for_good_stay() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
-        let mut set = KeySet::with_census(None, 4);
-        for level in 0..20u128 {
-            set.set_level(level as u32);
-            for j in 0..1000 {
-                assert_eq!(
-                    set.insert(key(level * 1000 + j), usize::MAX, false),
-                    Ok(true)
-                );
+        for every in [2u32, 4] {
+            let forgetting = Forgetting {
+                kept_for: 4,
+                keep_every: every,
+            };
+            let mut set = KeySet::with_census(None, forgetting);
+            for level in 0..20u128 {
+                set.set_level(level as u32);
+                for j in 0..1000 {
+                    assert_eq!(
+                        set.insert(key(level * 1000 + j), usize::MAX, false),
+                        Ok(true)
+                    );
+                }
+                assert!(set.freeze_all(None, &|| false).is_some());
             }
-            assert!(set.freeze_all(None, &|| false).is_some());
+            // Frozen at level 19, kept for 4: the transient levels from 15 on are left.
+            let for_good = |level: u128| level.is_multiple_of(u128::from(every));
+            let expected = |level: u128| for_good(level) || level >= 15;
+            let held = |set: &KeySet| {
+                (0..20u128).all(|level| {
+                    (0..1000).all(|j| set.contains(key(level * 1000 + j)) == expected(level))
+                })
+            };
+            assert!(held(&set), "every {every}");
+            let kept_levels = (0..20).filter(|&l| expected(l)).count();
+            assert_eq!(set.len(), kept_levels * 1000);
+            let mut copy = Vec::new();
+            let written = set.write_values(&mut copy).unwrap();
+            assert_eq!(written, copy.len() as u64);
+            let mut again =
+                KeySet::read_values(&mut copy.as_slice(), None, forgetting, 19).unwrap();
+            assert!(held(&again));
+            // Resumed, the transient keys count as frozen at level 19: gone after level 23.
+            again.set_level(24);
+            assert!(again.freeze_all(None, &|| false).is_some());
+            let good_levels = (0..20).filter(|&l| for_good(l)).count();
+            assert_eq!(again.len(), good_levels * 1000);
+            assert!(!again.contains(key(19_000)) && again.contains(key(16_000)));
+            // Cut short or out of order: an error, not a set.
+            assert!(
+                KeySet::read_values(&mut &copy[..copy.len() - 3], None, forgetting, 19).is_err()
+            );
+            let mut swapped = copy.clone();
+            swapped[8..18].copy_from_slice(&copy[18..28]);
+            swapped[18..28].copy_from_slice(&copy[8..18]);
+            assert!(KeySet::read_values(&mut swapped.as_slice(), None, forgetting, 19).is_err());
         }
-        // Frozen at level 19, kept for 4: the odd levels 15, 17 and 19 are left.
-        let expected = |level: u128| level.is_multiple_of(2) || level >= 15;
-        let held = |set: &KeySet| {
-            (0..20u128).all(|level| {
-                (0..1000).all(|j| set.contains(key(level * 1000 + j)) == expected(level))
-            })
+    }
+
+    /// Once the keys kept for good take half of what the set took before a freeze, only every
+    /// fourth level's are kept for good from then on; at three quarters every eighth, at seven
+    /// eighths every sixteenth; keys kept later are transient or not by that spacing.
+    #[test]
+    fn levels_kept_for_good_space_out_as_they_fill_the_set() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let every = |set: &KeySet| set.clock.keep_every.load(Ordering::Relaxed);
+        let for_good = |set: &KeySet| -> usize {
+            set.shards
+                .iter()
+                .map(|s| s.frozen.as_ref().map_or(0, FrozenKeys::bytes))
+                .sum()
         };
-        assert!(held(&set));
-        assert_eq!(set.len(), 13 * 1000);
-        let mut copy = Vec::new();
-        let written = set.write_values(&mut copy).unwrap();
-        assert_eq!(written, copy.len() as u64);
-        let mut again = KeySet::read_values(&mut copy.as_slice(), None, 4, 19).unwrap();
-        assert!(held(&again));
-        // Resumed, the odd keys count as frozen at level 19: gone after level 23.
-        again.set_level(24);
-        assert!(again.freeze_all(None, &|| false).is_some());
-        assert_eq!(again.len(), 10 * 1000);
-        assert!(!again.contains(key(19_000)) && again.contains(key(18_000)));
-        // Cut short or out of order: an error, not a set.
-        assert!(KeySet::read_values(&mut &copy[..copy.len() - 3], None, 4, 19).is_err());
-        let mut swapped = copy.clone();
-        swapped[8..18].copy_from_slice(&copy[18..28]);
-        swapped[18..28].copy_from_slice(&copy[8..18]);
-        assert!(KeySet::read_values(&mut swapped.as_slice(), None, 4, 19).is_err());
+        let fill = |set: &mut KeySet, level: u32, keys: std::ops::Range<u128>| {
+            set.set_level(level);
+            for i in keys {
+                assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+            }
+        };
+        let mut set = KeySet::new();
+        fill(&mut set, 0, 0..200_000);
+        let room = set.bytes();
+        assert!(set.freeze(None, &|| false).is_some_and(|freed| freed > 0));
+        let share = for_good(&set) as f64 / room as f64;
+        let expected = match share {
+            s if s <= 0.5 => 2,
+            s if s <= 0.75 => 4,
+            s if s <= 0.875 => 8,
+            _ => 16,
+        };
+        assert_eq!(
+            every(&set),
+            expected,
+            "kept for good: {share:.3} of the set"
+        );
+        // A few keys more: those kept for good take nearly all, every sixteenth level from now.
+        // (Too few to be worth a freeze: the spacing is widened all the same.)
+        fill(&mut set, 2, 200_000..202_000);
+        assert_eq!(set.freeze(None, &|| false), Some(0));
+        assert_eq!(every(&set), 16);
+        let transient =
+            |set: &KeySet| -> usize { set.shards.iter().map(|s| s.tally.transient).sum() };
+        let before = transient(&set);
+        fill(&mut set, 16, 202_000..203_000);
+        fill(&mut set, 17, 203_000..203_500);
+        fill(&mut set, 18, 203_500..204_000);
+        assert_eq!(transient(&set) - before, 1000);
+        assert!((0..204_000).all(|i| set.contains(key(i))));
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub use census::{bucket_floor, GAP_BUCKETS};
 pub(crate) use checkpoint::Plan as CheckpointPlan;
 pub use checkpoint::{CheckpointStart, Checkpointing};
 pub use disk::{DiskBudget, DiskError};
-pub(crate) use keyset::ODD_KEPT_FOR;
+pub use keyset::Forgetting;
 
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
@@ -193,8 +193,8 @@ pub(crate) struct BfsLimits<'a> {
     pub threads_from_nodes: u64,
     /// Where checkpoints go and whether the pass starts from one (see `checkpoint.rs`).
     pub checkpoint: Option<checkpoint::Plan>,
-    /// Levels a frozen key of an odd level is kept (see [`KeySet::freeze`]).
-    pub odd_kept_for: u32,
+    /// Which keys the pass lets go of once memory is short (see [`KeySet::freeze`]).
+    pub forgetting: Forgetting,
     /// Freeze the keys after every level (tests).
     pub freeze_every_level: bool,
 }
@@ -264,12 +264,12 @@ impl Pass {
         root: &Position,
         rules: RuleSet,
         census: Option<Arc<census::Census>>,
-        odd_kept_for: u32,
+        forgetting: Forgetting,
     ) -> Pass {
         // Only attacker positions with a check are recorded: a defender position met twice
         // costs one more evasion generation, which is cheaper than remembering every one of
         // them, and a position without a check has no future.
-        let mut seen = KeySet::with_census(census, odd_kept_for);
+        let mut seen = KeySet::with_census(census, forgetting);
         let _ = seen.insert(root.key(), usize::MAX, false);
         Pass {
             seen,
@@ -288,12 +288,12 @@ impl Pass {
             .level_log
             .is_some()
             .then(|| Arc::new(census::Census::new()));
-        let mut pass = Pass::new(root, limits.rules, census.clone(), limits.odd_kept_for);
+        let mut pass = Pass::new(root, limits.rules, census.clone(), limits.forgetting);
         let Some(plan) = &limits.checkpoint else {
             return Ok(pass);
         };
         let (checkpoints, resumed) =
-            checkpoint::start(plan, &limits.disk, census, limits.odd_kept_for)?;
+            checkpoint::start(plan, &limits.disk, census, limits.forgetting)?;
         match resumed {
             Some(resumed) => {
                 pass.seen = resumed.seen;
@@ -391,7 +391,7 @@ pub(crate) fn search_in_pool(
             };
             return (
                 outcome,
-                Pass::new(root, limits.rules, None, limits.odd_kept_for),
+                Pass::new(root, limits.rules, None, limits.forgetting),
             );
         }
     };

@@ -55,7 +55,7 @@ mod same_levels {
             give_up_when_bushy: false,
             threads_from_nodes: 0,
             checkpoint: None,
-            odd_kept_for: crate::search::bfs::ODD_KEPT_FOR,
+            forgetting: Default::default(),
             freeze_every_level: false,
         };
         let mut nodes = 0;
@@ -212,7 +212,7 @@ mod stops {
                 give_up_when_bushy: false,
                 threads_from_nodes: 0,
                 checkpoint: None,
-                odd_kept_for: crate::search::bfs::ODD_KEPT_FOR,
+                forgetting: Default::default(),
                 freeze_every_level: false,
             };
             let stopped_at = std::sync::Mutex::new(None);
