@@ -8,8 +8,8 @@
 //! - `links`: every level's edges, appended level by level and never rewritten (the pass's
 //!   links file, named instead of unnamed; see `disk.rs`);
 //! - `keys.G` and `level.G` of generation `G`: the key set (each shard's keys kept for good,
-//!   then those of odd levels, ascending; see `KeySet::write_values`) and
-//!   the level about to be expanded with its path counts;
+//!   then the transient ones, ascending; see `KeySet::write_values`) and the level about to
+//!   be expanded with its path counts;
 //! - `manifest.toml`: which generation is complete, the problem it belongs to, the depth, the
 //!   length of `links` and where each level's edges lie in it, and the checksums.
 //!

@@ -85,6 +85,11 @@ pub(super) trait ChildSink {
     /// before it is resolved.
     #[inline]
     fn prefetch(&self, _key: u128) {}
+    /// Starts loading what the key set's frozen keys will read for `key` past what
+    /// `generate` loaded (see `KeySet::prefetch_frozen`): called for each of a position's
+    /// children just before they are resolved.
+    #[inline]
+    fn prefetch_frozen(&self, _key: u128) {}
 }
 
 /// A position reached for the first time, with a check.
@@ -253,6 +258,9 @@ impl Expansion {
         let pos = &mut self.pos;
         let mut played: Option<Move> = None;
         let mut result = Ok(());
+        for child in &self.children {
+            sink.prefetch_frozen(child.key);
+        }
         for child in self.children.drain(..) {
             let link = Link {
                 parent: self.index,

@@ -126,6 +126,15 @@ impl FrozenKeys {
         crate::search::machine::prefetch(&self.starts[self.bucket(value)]);
     }
 
+    /// Starts loading the records of `value`'s bucket: reads where the bucket begins (loaded
+    /// by `prefetch` a little before, if all went well), so that the look-up's second load
+    /// is on its way too.
+    #[inline]
+    pub(super) fn prefetch_records(&self, value: u128) {
+        let at = self.starts[self.bucket(value)] as usize * self.record_bytes;
+        crate::search::machine::prefetch(&self.records[at]);
+    }
+
     /// The values, ascending.
     pub(super) fn values(&self) -> impl Iterator<Item = u128> + '_ {
         let shift = VALUE_BITS - self.bucket_bits;

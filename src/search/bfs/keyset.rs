@@ -27,6 +27,8 @@ pub(super) struct KeySet {
     /// When positions were first kept and met again (the level log's figures).
     census: Option<Arc<Census>>,
     clock: Arc<Clock>,
+    /// Whether any shard has frozen keys.
+    any_frozen: bool,
 }
 
 /// The level the set's new keys belong to, shared by its shards, and which keys it lets go of
@@ -625,6 +627,18 @@ impl Shard {
         }
     }
 
+    /// See `KeySet::prefetch_frozen`.
+    #[inline]
+    fn prefetch_frozen(&self, key: u128) {
+        let value = value_of(stored(key), ext_of(key));
+        if let Some(frozen) = &self.frozen {
+            frozen.prefetch_records(value);
+        }
+        for transient in &self.transient {
+            transient.keys.prefetch_records(value);
+        }
+    }
+
     fn grow(&mut self, slots: usize) -> Result<(), ()> {
         let (table, exts) = self.rehashed(slots).ok_or(())?;
         self.table = table;
@@ -697,6 +711,7 @@ impl KeySet {
             bytes,
             census,
             clock,
+            any_frozen: false,
         }
     }
 
@@ -769,6 +784,7 @@ impl KeySet {
     /// Counts the bytes again after the shards were changed directly.
     pub(super) fn recount(&mut self) {
         self.bytes = self.shards.iter().map(Shard::bytes).sum();
+        self.any_frozen = self.shards.iter().any(|s| s.frozen_len() > 0);
     }
 
     pub(super) fn contains(&self, key: u128) -> bool {
@@ -790,6 +806,16 @@ impl KeySet {
     #[inline]
     pub(super) fn prefetch(&self, key: u128) {
         self.shards[shard_of(key)].prefetch(key);
+    }
+
+    /// Starts loading the frozen records `key`'s look-up will read, once `prefetch` has
+    /// brought in where their buckets begin: without it each frozen set's look-up waited for
+    /// two loads in a row (龍の顎 12555 at `--hash 28`: `frozen_holds` 28% of the samples).
+    #[inline]
+    pub(super) fn prefetch_frozen(&self, key: u128) {
+        if self.any_frozen {
+            self.shards[shard_of(key)].prefetch_frozen(key);
+        }
     }
 
     /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7.5

@@ -823,6 +823,11 @@ impl ChildSink for Buckets<'_> {
     }
 
     #[inline]
+    fn prefetch_frozen(&self, key: u128) {
+        self.seen.prefetch_frozen(key);
+    }
+
+    #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
         if !self.seen.contains(key) {
             let order = self.order(link.parent);

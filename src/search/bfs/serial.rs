@@ -64,6 +64,11 @@ impl expand::ChildSink for NextLevel<'_> {
     type Stop = ();
 
     #[inline]
+    fn prefetch_frozen(&self, key: u128) {
+        self.seen.prefetch_frozen(key);
+    }
+
+    #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
         if !self.seen.contains(key) {
             return false;

@@ -53,6 +53,11 @@ impl Sink<'_> {
 impl ChildSink for Sink<'_> {
     type Stop = std::convert::Infallible;
 
+    #[inline]
+    fn prefetch_frozen(&self, key: u128) {
+        self.seen.prefetch_frozen(key);
+    }
+
     /// The claims slot: last written on the other CPU, it was looked up cold (寿限無 19447 at
     /// two threads: `Claims::lookup` 3.3% of the samples, nearly all on the slot's load, and
     /// 0.8% with the slot loaded ahead).
