@@ -1,12 +1,12 @@
 //! Keys frozen out of a key-set shard's table when memory runs short: sorted and packed, in
-//! about 7.5 bytes a key where the table takes 14-17.
+//! about 7 bytes a key where the table takes 14-17.
 //!
 //! A value (the `VALUE_BITS` bits a shard keeps of a key) is split into its top `bucket_bits`
-//! bits, which choose a bucket, and the rest, kept in a record of whole bytes (7 from 19 to 26
-//! bucket bits, some 4-500 million keys a shard). The records are sorted, so a bucket's records
-//! follow one another and a look-up reads the bucket's start and a few records (about eight to
-//! a bucket): one or two cache lines. Nothing of the value is lost, so frozen keys can be
-//! merged with newer ones into a new frozen set.
+//! bits, which choose a bucket, and the rest, kept in a record of `VALUE_BITS - bucket_bits`
+//! bits packed end to end (52-55 bits for shards of 2^19-2^26 keys). The records are sorted,
+//! so a bucket's records follow one another and a look-up reads the bucket's start and a few
+//! records (about eight to a bucket): one or two cache lines. Nothing of the value is lost, so
+//! frozen keys can be merged with newer ones into a new frozen set.
 
 /// Bits of a key a shard keeps: its low 64 (the table's word) and 10 more (the table's
 /// extension); with the shard's own 6, 80 bits tell keys apart.
@@ -21,8 +21,8 @@ const PADDING: usize = 16;
 
 pub(super) struct FrozenKeys {
     bucket_bits: u32,
-    /// Bytes a record: the rest of a value, `VALUE_BITS - bucket_bits` bits, rounded up.
-    record_bytes: usize,
+    /// Bits a record: the rest of a value, `VALUE_BITS - bucket_bits`.
+    record_bits: usize,
     record_mask: u128,
     /// Where each bucket's records begin; one more than there are buckets.
     starts: Vec<u32>,
@@ -35,14 +35,19 @@ impl FrozenKeys {
         (usize::BITS - 1 - buckets.leading_zeros()).clamp(MIN_BUCKET_BITS, VALUE_BITS - 8)
     }
 
-    fn record_bytes_for(bucket_bits: u32) -> usize {
-        (VALUE_BITS - bucket_bits).div_ceil(8) as usize
+    fn record_bits_for(bucket_bits: u32) -> usize {
+        (VALUE_BITS - bucket_bits) as usize
+    }
+
+    /// Bytes the records of `keys` keys take, with the padding.
+    fn records_bytes(keys: usize, record_bits: usize) -> usize {
+        (keys * record_bits).div_ceil(8) + PADDING
     }
 
     /// What a frozen set of `keys` keys takes.
     pub(super) fn bytes_for(keys: usize) -> usize {
         let bits = Self::bucket_bits_for(keys);
-        ((1usize << bits) + 1) * 4 + keys * Self::record_bytes_for(bits) + PADDING
+        ((1usize << bits) + 1) * 4 + Self::records_bytes(keys, Self::record_bits_for(bits))
     }
 
     /// The frozen set of `values` (ascending, no repeats, below 2^VALUE_BITS; `len` of them).
@@ -51,26 +56,28 @@ impl FrozenKeys {
     pub(super) fn new(values: impl Iterator<Item = u128>, len: usize) -> Option<FrozenKeys> {
         let _ = u32::try_from(len).ok()?;
         let bucket_bits = Self::bucket_bits_for(len);
-        let record_bytes = Self::record_bytes_for(bucket_bits);
-        let record_mask = u128::MAX >> (128 - (VALUE_BITS - bucket_bits));
+        let record_bits = Self::record_bits_for(bucket_bits);
+        let record_mask = u128::MAX >> (128 - record_bits);
         let mut starts = vec![0u32; (1 << bucket_bits) + 1];
-        let mut records = vec![0u8; len * record_bytes + PADDING];
+        let mut records = vec![0u8; Self::records_bytes(len, record_bits)];
         let shift = VALUE_BITS - bucket_bits;
-        let mut at = 0;
+        let mut written = 0;
         for value in values {
             // More values than `len` is a caller's mistake, not a stopped freeze (in release
             // builds it makes no set, as a stopped freeze does).
-            debug_assert!(at < len * record_bytes, "more values than {len}");
+            debug_assert!(written < len, "more values than {len}");
             debug_assert!(value >> VALUE_BITS == 0, "a value of {VALUE_BITS} bits");
             starts[(value >> shift) as usize + 1] += 1;
-            // All 16 bytes, a fixed-size copy: those past the record are zeros, overwritten by
-            // the next record or left in the padding.
-            records
-                .get_mut(at..at + 16)?
-                .copy_from_slice(&(value & record_mask).to_le_bytes());
-            at += record_bytes;
+            // Or'ed into the 16 bytes from the record's first byte: the bits before it are the
+            // previous record's, those after it still zeros (at most 73 + 7 bits are touched).
+            let bit = written * record_bits;
+            let bytes = records.get_mut(bit / 8..bit / 8 + 16)?;
+            let old = u128::from_le_bytes(bytes.try_into().expect("16 bytes"));
+            let new = old | (value & record_mask) << (bit % 8);
+            bytes.copy_from_slice(&new.to_le_bytes());
+            written += 1;
         }
-        if at != len * record_bytes {
+        if written != len {
             return None;
         }
         for i in 1..starts.len() {
@@ -78,7 +85,7 @@ impl FrozenKeys {
         }
         Some(FrozenKeys {
             bucket_bits,
-            record_bytes,
+            record_bits,
             record_mask,
             starts,
             records,
@@ -86,7 +93,7 @@ impl FrozenKeys {
     }
 
     pub(super) fn len(&self) -> usize {
-        (self.records.len() - PADDING) / self.record_bytes
+        self.starts.last().map_or(0, |&n| n as usize)
     }
 
     pub(super) fn bytes(&self) -> usize {
@@ -95,10 +102,17 @@ impl FrozenKeys {
 
     #[inline]
     fn record(&self, i: usize) -> u128 {
-        // The padding covers the last record's 16-byte read.
-        let at = i * self.record_bytes;
+        // The padding covers the last record's 16-byte read; a record and the bits before it in
+        // its first byte are at most 80 bits.
+        let bit = i * self.record_bits;
+        let at = bit / 8;
+        if self.record_bits <= 57 {
+            // (Large sets, the ones looked up most: 8 bytes hold the record.)
+            let bytes: [u8; 8] = self.records[at..at + 8].try_into().expect("8 bytes");
+            return u128::from((u64::from_le_bytes(bytes) >> (bit % 8)) & self.record_mask as u64);
+        }
         let bytes: [u8; 16] = self.records[at..at + 16].try_into().expect("16 bytes");
-        u128::from_le_bytes(bytes) & self.record_mask
+        (u128::from_le_bytes(bytes) >> (bit % 8)) & self.record_mask
     }
 
     #[inline]
@@ -131,8 +145,8 @@ impl FrozenKeys {
     /// is on its way too.
     #[inline]
     pub(super) fn prefetch_records(&self, value: u128) {
-        let at = self.starts[self.bucket(value)] as usize * self.record_bytes;
-        crate::search::machine::prefetch(&self.records[at]);
+        let bit = self.starts[self.bucket(value)] as usize * self.record_bits;
+        crate::search::machine::prefetch(&self.records[bit / 8]);
     }
 
     /// The values, ascending.
@@ -214,14 +228,17 @@ mod tests {
     }
 
     #[test]
-    fn a_large_set_takes_seven_bytes_a_record() {
-        // 2^22 keys: 19 bucket bits, 55 bits a record.
+    fn a_large_set_takes_seven_bytes_a_key() {
+        // 2^22 keys: 19 bucket bits, 55 bits a record, half a byte of bucket start.
         assert_eq!(
-            FrozenKeys::record_bytes_for(FrozenKeys::bucket_bits_for(1 << 22)),
-            7
+            FrozenKeys::record_bits_for(FrozenKeys::bucket_bits_for(1 << 22)),
+            55
         );
         let per_key = FrozenKeys::bytes_for(1 << 22) as f64 / (1 << 22) as f64;
-        assert!((7.4..7.6).contains(&per_key), "{per_key}");
+        assert!((7.3..7.4).contains(&per_key), "{per_key}");
+        // 2^25 keys: 52 bits a record.
+        let per_key = FrozenKeys::bytes_for(1 << 25) as f64 / (1 << 25) as f64;
+        assert!((6.9..7.05).contains(&per_key), "{per_key}");
     }
 
     #[test]

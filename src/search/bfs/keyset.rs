@@ -1,5 +1,5 @@
 //! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
-//! 17 bytes a key, or about 7.5 once frozen (see `frozen.rs`) when memory runs short; then
+//! 17 bytes a key, or about 7 once frozen (see `frozen.rs`) when memory runs short; then
 //! keys of the levels not kept for good are let go of once old (see `KeySet::freeze`).
 
 use super::census::Census;
@@ -818,7 +818,7 @@ impl KeySet {
         }
     }
 
-    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7.5
+    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7
     /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of one
     /// level in `Clock::keep_every` stay frozen for good; the other, transient, keys are let go
     /// of `Clock::kept_for` levels after they were frozen (sooner, down to
