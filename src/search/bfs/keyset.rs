@@ -44,7 +44,13 @@ impl Clock {
     fn new(forgetting: Forgetting) -> Clock {
         Clock {
             level: AtomicU32::new(0),
-            keep_every: AtomicU32::new(forgetting.keep_every.next_power_of_two().max(2)),
+            // (At most `KEEP_EVERY_AT_MOST`: ghosts die out because every such level is kept.)
+            keep_every: AtomicU32::new(
+                forgetting
+                    .keep_every
+                    .next_power_of_two()
+                    .clamp(2, KEEP_EVERY_AT_MOST),
+            ),
             kept_for: forgetting.kept_for,
         }
     }
@@ -63,7 +69,7 @@ pub struct Forgetting {
     /// Levels (two plies each) a frozen transient key is kept after its newest level (sooner,
     /// down to 64, when memory is very short).
     pub kept_for: u32,
-    /// Keys of one level in this many (rounded up to a power of two, at least 2) are kept for
+    /// Keys of one level in this many (rounded up to a power of two, 2 to 16) are kept for
     /// good, the others are transient; doubled, up to 16, as the keys kept for good fill the
     /// set.
     pub keep_every: u32,
@@ -229,7 +235,7 @@ pub(super) fn shard_of(key: u128) -> usize {
 #[inline]
 fn frozen_holds(frozen: &Option<FrozenKeys>, transient: &[TransientKeys], value: u128) -> bool {
     frozen.as_ref().is_some_and(|f| f.contains(value))
-        || transient.iter().any(|o| o.keys.contains(value))
+        || transient.iter().any(|set| set.keys.contains(value))
 }
 
 /// A table's keys in the order a freeze sorts them: the value shifted up by one, with the low
@@ -271,9 +277,18 @@ impl Shard {
         }
     }
 
-    fn frozen_bytes(&self) -> usize {
+    /// Bytes of the keys frozen for good.
+    fn for_good_bytes(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
-            + self.transient.iter().map(|o| o.keys.bytes()).sum::<usize>()
+    }
+
+    fn frozen_bytes(&self) -> usize {
+        self.for_good_bytes()
+            + self
+                .transient
+                .iter()
+                .map(|set| set.keys.bytes())
+                .sum::<usize>()
     }
 
     fn bytes(&self) -> usize {
@@ -286,7 +301,11 @@ impl Shard {
 
     fn frozen_len(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::len)
-            + self.transient.iter().map(|o| o.keys.len()).sum::<usize>()
+            + self
+                .transient
+                .iter()
+                .map(|set| set.keys.len())
+                .sum::<usize>()
     }
 
     #[inline]
@@ -296,7 +315,7 @@ impl Shard {
 
     /// The frozen transient keys a freeze `at` keeps.
     fn transient_kept(&self, at: FreezeAt) -> impl Iterator<Item = &TransientKeys> + '_ {
-        self.transient.iter().filter(move |o| at.keeps(o))
+        self.transient.iter().filter(move |set| at.keeps(set))
     }
 
     /// Whether a freeze `at` adds the table's transient keys to the newest transient set
@@ -304,7 +323,7 @@ impl Shard {
     fn joins_newest_transient(&self, at: FreezeAt) -> bool {
         self.transient
             .last()
-            .is_some_and(|o| at.keeps(o) && at.level - o.oldest < at.kept_for / 4)
+            .is_some_and(|set| at.keeps(set) && at.level - set.oldest < at.kept_for / 4)
     }
 
     /// Bytes a freeze `at` of this shard would free (0 if it would not).
@@ -318,7 +337,7 @@ impl Shard {
         if self.tally.len == 0 && dropped == 0 {
             return 0;
         }
-        let mut transient_after: usize = kept.iter().map(|o| o.keys.bytes()).sum();
+        let mut transient_after: usize = kept.iter().map(|set| set.keys.bytes()).sum();
         if self.tally.transient > 0 {
             transient_after += match kept.last().filter(|_| self.joins_newest_transient(at)) {
                 Some(newest) => {
@@ -395,7 +414,7 @@ impl Shard {
             self.transient.pop();
         }
         self.transient.extend(transient);
-        self.transient.retain(|o| at.keeps(o));
+        self.transient.retain(|set| at.keeps(set));
         if frozen.is_some() {
             self.frozen = frozen;
         }
@@ -478,8 +497,12 @@ impl Shard {
         for set in &self.transient {
             transient = Box::new(merged(transient, set.keys.values()));
         }
-        let transient_len =
-            self.tally.transient + self.transient.iter().map(|o| o.keys.len()).sum::<usize>();
+        let transient_len = self.tally.transient
+            + self
+                .transient
+                .iter()
+                .map(|set| set.keys.len())
+                .sum::<usize>();
         write(out, transient_len, &mut transient)
     }
 
@@ -866,11 +889,7 @@ impl KeySet {
     /// eighths. Keys kept for good stay so; the spacing applies to keys kept from now on. (At
     /// `USI_Hash 6600` 加藤徹 162a's keys of every other level alone took 5.4 GB.)
     fn widen_spacing(&self, room: usize) {
-        let for_good: usize = self
-            .shards
-            .iter()
-            .map(|s| s.frozen.as_ref().map_or(0, FrozenKeys::bytes))
-            .sum();
+        let for_good: usize = self.shards.iter().map(Shard::for_good_bytes).sum();
         let mut every = self.clock.keep_every.load(Ordering::Relaxed);
         while every < KEEP_EVERY_AT_MOST && for_good > room - room / every as usize {
             every *= 2;
@@ -1238,12 +1257,8 @@ mod tests {
     fn levels_kept_for_good_space_out_as_they_fill_the_set() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
         let every = |set: &KeySet| set.clock.keep_every.load(Ordering::Relaxed);
-        let for_good = |set: &KeySet| -> usize {
-            set.shards
-                .iter()
-                .map(|s| s.frozen.as_ref().map_or(0, FrozenKeys::bytes))
-                .sum()
-        };
+        let for_good =
+            |set: &KeySet| -> usize { set.shards.iter().map(Shard::for_good_bytes).sum() };
         let fill = |set: &mut KeySet, level: u32, keys: std::ops::Range<u128>| {
             set.set_level(level);
             for i in keys {
@@ -1279,6 +1294,15 @@ mod tests {
         fill(&mut set, 18, 203_500..204_000);
         assert_eq!(transient(&set) - before, 1000);
         assert!((0..204_000).all(|i| set.contains(key(i))));
+        // Asked for, the spacing is a power of two from 2 to 16 (every 16th level kept for
+        // good is what ends ghosts).
+        for (asked, spacing) in [(0, 2), (3, 4), (16, 16), (64, 16)] {
+            let forgetting = Forgetting {
+                kept_for: 4,
+                keep_every: asked,
+            };
+            assert_eq!(every(&KeySet::with_census(None, forgetting)), spacing);
+        }
     }
 
     #[test]
