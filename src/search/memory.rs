@@ -41,6 +41,18 @@ enum Storage<T> {
 const HEAP_TABLE_BYTES: usize = 256 * 1024;
 
 const PAGE_BYTES: usize = 4096;
+const HUGE_PAGE_BYTES: usize = 2 * 1024 * 1024;
+
+/// Marks a mapping of `bytes` for transparent huge pages when it can hold one. Only a hint:
+/// without them the table works the same, slower.
+fn ask_for_huge_pages(map: &MmapMut, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= HUGE_PAGE_BYTES {
+        let _ = map.advise(memmap2::Advice::HugePage);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (map, bytes);
+}
 
 impl<T: Pod> ZeroedTable<T> {
     /// `len` records, zeroed lazily by the system (a small table on the heap: at once). `None`
@@ -52,11 +64,7 @@ impl<T: Pod> ZeroedTable<T> {
         }
         // A mapping cannot be empty; the extra bytes of a one-byte map are never viewed.
         let map = MmapMut::map_anon(bytes.max(1)).ok()?;
-        #[cfg(target_os = "linux")]
-        if bytes >= 2 * 1024 * 1024 {
-            // Only a hint: without transparent huge pages the table works the same, slower.
-            let _ = map.advise(memmap2::Advice::HugePage);
-        }
+        ask_for_huge_pages(&map, bytes);
         Some(ZeroedTable {
             storage: Storage::Mapped(map, PhantomData),
             len,
@@ -85,6 +93,18 @@ impl<T: Pod> ZeroedTable<T> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
         if bytes < HEAP_TABLE_BYTES {
             return Some(Self::on_heap(len));
+        }
+        if bytes >= HUGE_PAGE_BYTES && cfg!(target_os = "linux") {
+            // Huge pages come at a page's first touch, and only to a mapping that asked before
+            // (`populate` would take small ones): mapped, advised, then written page by page.
+            let map = MmapMut::map_anon(bytes).ok()?;
+            ask_for_huge_pages(&map, bytes);
+            let mut table = ZeroedTable {
+                storage: Storage::Mapped(map, PhantomData),
+                len,
+            };
+            table.prefault();
+            return Some(table);
         }
         let map = memmap2::MmapOptions::new()
             .len(bytes.max(1))

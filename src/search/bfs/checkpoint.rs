@@ -8,8 +8,8 @@
 //! - `links`: every level's edges, appended level by level and never rewritten (the pass's
 //!   links file, named instead of unnamed; see `disk.rs`);
 //! - `keys.G` and `level.G` of generation `G`: the key set (each shard's keys kept for good,
-//!   then the transient ones, ascending; see `KeySet::write_values`) and the level about to
-//!   be expanded with its path counts;
+//!   then its sets of keys kept long or short with their levels, ascending; see
+//!   `KeySet::write_values`) and the level about to be expanded with its path counts;
 //! - `manifest.toml`: which generation is complete, the problem it belongs to, the depth, the
 //!   length of `links` and where each level's edges lie in it, and the checksums.
 //!
@@ -20,8 +20,9 @@
 
 use super::census::Census;
 use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
+use super::forgetting::Forgetting;
 use super::graph::{LevelGraph, StoredEdges};
-use super::keyset::{Forgetting, KeySet};
+use super::keyset::KeySet;
 use super::level::LevelPositions;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -53,7 +54,7 @@ pub struct Checkpointing {
 }
 
 /// Format of the files: a checkpoint of another format is refused.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const MANIFEST: &str = "manifest.toml";
 const LINKS: &str = "links";
 

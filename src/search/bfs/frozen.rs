@@ -7,6 +7,12 @@
 //! so a bucket's records follow one another and a look-up reads the bucket's start and a few
 //! records (about eight to a bucket): one or two cache lines. Nothing of the value is lost, so
 //! frozen keys can be merged with newer ones into a new frozen set.
+//!
+//! A set may keep a few bits more with each value, below it in the record: a *tag* (the key
+//! set keeps how long a key is to be kept there). Its items are then `value << tag_bits | tag`,
+//! ordered by value.
+
+use crate::search::memory::ZeroedTable;
 
 /// Bits of a key a shard keeps: its low 64 (the table's word) and 10 more (the table's
 /// extension); with the shard's own 6, 80 bits tell keys apart.
@@ -21,12 +27,14 @@ const PADDING: usize = 16;
 
 pub(super) struct FrozenKeys {
     bucket_bits: u32,
-    /// Bits a record: the rest of a value, `VALUE_BITS - bucket_bits`.
+    tag_bits: u32,
+    /// Bits a record: the rest of a value and the tag, `VALUE_BITS + tag_bits - bucket_bits`.
     record_bits: usize,
     record_mask: u128,
-    /// Where each bucket's records begin; one more than there are buckets.
-    starts: Vec<u32>,
-    records: Vec<u8>,
+    /// Where each bucket's records begin; one more than there are buckets. (Both tables are
+    /// mapped for huge pages when large, as the key set's are: look-ups land anywhere in them.)
+    starts: ZeroedTable<u32>,
+    records: ZeroedTable<u8>,
 }
 
 impl FrozenKeys {
@@ -35,8 +43,8 @@ impl FrozenKeys {
         (usize::BITS - 1 - buckets.leading_zeros()).clamp(MIN_BUCKET_BITS, VALUE_BITS - 8)
     }
 
-    fn record_bits_for(bucket_bits: u32) -> usize {
-        (VALUE_BITS - bucket_bits) as usize
+    fn record_bits_for(bucket_bits: u32, tag_bits: u32) -> usize {
+        (VALUE_BITS + tag_bits - bucket_bits) as usize
     }
 
     /// Bytes the records of `keys` keys take, with the padding.
@@ -44,32 +52,46 @@ impl FrozenKeys {
         (keys * record_bits).div_ceil(8) + PADDING
     }
 
-    /// What a frozen set of `keys` keys takes.
-    pub(super) fn bytes_for(keys: usize) -> usize {
+    /// What a frozen set of `keys` keys with tags of `tag_bits` bits takes.
+    pub(super) fn bytes_for_tagged(keys: usize, tag_bits: u32) -> usize {
         let bits = Self::bucket_bits_for(keys);
-        ((1usize << bits) + 1) * 4 + Self::records_bytes(keys, Self::record_bits_for(bits))
+        ((1usize << bits) + 1) * 4
+            + Self::records_bytes(keys, Self::record_bits_for(bits, tag_bits))
     }
 
     /// The frozen set of `values` (ascending, no repeats, below 2^VALUE_BITS; `len` of them).
     /// None when there are too many for one set (2^32), or when `values` ends before `len`
     /// (a freeze stopped).
     pub(super) fn new(values: impl Iterator<Item = u128>, len: usize) -> Option<FrozenKeys> {
+        Self::new_tagged(values, len, 0)
+    }
+
+    /// The frozen set of `items` (values with tags of `tag_bits` bits, `value << tag_bits |
+    /// tag`: ascending, no value twice); as `new` otherwise.
+    pub(super) fn new_tagged(
+        items: impl Iterator<Item = u128>,
+        len: usize,
+        tag_bits: u32,
+    ) -> Option<FrozenKeys> {
         let _ = u32::try_from(len).ok()?;
         let bucket_bits = Self::bucket_bits_for(len);
-        let record_bits = Self::record_bits_for(bucket_bits);
+        let record_bits = Self::record_bits_for(bucket_bits, tag_bits);
         let record_mask = u128::MAX >> (128 - record_bits);
-        let mut starts = vec![0u32; (1 << bucket_bits) + 1];
-        let mut records = vec![0u8; Self::records_bytes(len, record_bits)];
-        let shift = VALUE_BITS - bucket_bits;
+        let mut starts_table = ZeroedTable::<u32>::new_populated((1 << bucket_bits) + 1)?;
+        let mut records_table =
+            ZeroedTable::<u8>::new_populated(Self::records_bytes(len, record_bits))?;
+        let starts = starts_table.as_mut_slice();
+        let records = records_table.as_mut_slice();
+        let shift = VALUE_BITS + tag_bits - bucket_bits;
         let mut written = 0;
-        for value in values {
+        for value in items {
             // More values than `len` is a caller's mistake, not a stopped freeze (in release
             // builds it makes no set, as a stopped freeze does).
             debug_assert!(written < len, "more values than {len}");
-            debug_assert!(value >> VALUE_BITS == 0, "a value of {VALUE_BITS} bits");
+            debug_assert!(value >> (VALUE_BITS + tag_bits) == 0, "an item too wide");
             starts[(value >> shift) as usize + 1] += 1;
             // Or'ed into the 16 bytes from the record's first byte: the bits before it are the
-            // previous record's, those after it still zeros (at most 73 + 7 bits are touched).
+            // previous record's, those after it still zeros (at most 79 + 7 bits are touched).
             let bit = written * record_bits;
             let bytes = records.get_mut(bit / 8..bit / 8 + 16)?;
             let old = u128::from_le_bytes(bytes.try_into().expect("16 bytes"));
@@ -85,33 +107,38 @@ impl FrozenKeys {
         }
         Some(FrozenKeys {
             bucket_bits,
+            tag_bits,
             record_bits,
             record_mask,
-            starts,
-            records,
+            starts: starts_table,
+            records: records_table,
         })
     }
 
     pub(super) fn len(&self) -> usize {
-        self.starts.last().map_or(0, |&n| n as usize)
+        self.starts.as_slice().last().map_or(0, |&n| n as usize)
     }
 
     pub(super) fn bytes(&self) -> usize {
-        self.starts.capacity() * 4 + self.records.capacity()
+        self.starts.len() * 4 + self.records.len()
     }
 
     #[inline]
     fn record(&self, i: usize) -> u128 {
         // The padding covers the last record's 16-byte read; a record and the bits before it in
-        // its first byte are at most 80 bits.
+        // its first byte are at most 86 bits.
         let bit = i * self.record_bits;
         let at = bit / 8;
         if self.record_bits <= 57 {
             // (Large sets, the ones looked up most: 8 bytes hold the record.)
-            let bytes: [u8; 8] = self.records[at..at + 8].try_into().expect("8 bytes");
+            let bytes: [u8; 8] = self.records.as_slice()[at..at + 8]
+                .try_into()
+                .expect("8 bytes");
             return u128::from((u64::from_le_bytes(bytes) >> (bit % 8)) & self.record_mask as u64);
         }
-        let bytes: [u8; 16] = self.records[at..at + 16].try_into().expect("16 bytes");
+        let bytes: [u8; 16] = self.records.as_slice()[at..at + 16]
+            .try_into()
+            .expect("16 bytes");
         (u128::from_le_bytes(bytes) >> (bit % 8)) & self.record_mask
     }
 
@@ -120,13 +147,15 @@ impl FrozenKeys {
         (value >> (VALUE_BITS - self.bucket_bits)) as usize
     }
 
+    /// Whether the set holds `value` (whatever its tag).
     #[inline]
     pub(super) fn contains(&self, value: u128) -> bool {
         let bucket = self.bucket(value);
-        let rest = value & self.record_mask;
-        let (start, end) = (self.starts[bucket], self.starts[bucket + 1]);
+        let rest = value & (self.record_mask >> self.tag_bits);
+        let starts = self.starts.as_slice();
+        let (start, end) = (starts[bucket], starts[bucket + 1]);
         for i in start as usize..end as usize {
-            let record = self.record(i);
+            let record = self.record(i) >> self.tag_bits;
             if record >= rest {
                 return record == rest;
             }
@@ -137,7 +166,7 @@ impl FrozenKeys {
     /// Starts loading where `value`'s bucket begins.
     #[inline]
     pub(super) fn prefetch(&self, value: u128) {
-        crate::search::machine::prefetch(&self.starts[self.bucket(value)]);
+        crate::search::machine::prefetch(&self.starts.as_slice()[self.bucket(value)]);
     }
 
     /// Starts loading the records of `value`'s bucket: reads where the bucket begins (loaded
@@ -145,16 +174,20 @@ impl FrozenKeys {
     /// is on its way too.
     #[inline]
     pub(super) fn prefetch_records(&self, value: u128) {
-        let bit = self.starts[self.bucket(value)] as usize * self.record_bits;
-        crate::search::machine::prefetch(&self.records[bit / 8]);
+        let bit = self.starts.as_slice()[self.bucket(value)] as usize * self.record_bits;
+        crate::search::machine::prefetch(&self.records.as_slice()[bit / 8]);
     }
 
-    /// The values, ascending.
+    /// The values, ascending (with their tags, as `new_tagged` took them).
     pub(super) fn values(&self) -> impl Iterator<Item = u128> + '_ {
-        let shift = VALUE_BITS - self.bucket_bits;
-        self.starts.windows(2).enumerate().flat_map(move |(b, w)| {
-            (w[0] as usize..w[1] as usize).map(move |i| ((b as u128) << shift) | self.record(i))
-        })
+        let shift = VALUE_BITS + self.tag_bits - self.bucket_bits;
+        self.starts
+            .as_slice()
+            .windows(2)
+            .enumerate()
+            .flat_map(move |(b, w)| {
+                (w[0] as usize..w[1] as usize).map(move |i| ((b as u128) << shift) | self.record(i))
+            })
     }
 }
 
@@ -211,7 +244,7 @@ mod tests {
                 }
             }
             assert!(frozen.values().eq(set.iter().copied()));
-            assert!(frozen.bytes() <= FrozenKeys::bytes_for(n) + 64);
+            assert!(frozen.bytes() <= FrozenKeys::bytes_for_tagged(n, 0) + 64);
             // Values that end early (a stopped freeze) make no set.
             if n > 0 {
                 assert!(FrozenKeys::new(set.iter().copied().take(n - 1), n).is_none());
@@ -231,14 +264,37 @@ mod tests {
     fn a_large_set_takes_seven_bytes_a_key() {
         // 2^22 keys: 19 bucket bits, 55 bits a record, half a byte of bucket start.
         assert_eq!(
-            FrozenKeys::record_bits_for(FrozenKeys::bucket_bits_for(1 << 22)),
+            FrozenKeys::record_bits_for(FrozenKeys::bucket_bits_for(1 << 22), 0),
             55
         );
-        let per_key = FrozenKeys::bytes_for(1 << 22) as f64 / (1 << 22) as f64;
+        let per_key = FrozenKeys::bytes_for_tagged(1 << 22, 0) as f64 / (1 << 22) as f64;
         assert!((7.3..7.4).contains(&per_key), "{per_key}");
         // 2^25 keys: 52 bits a record.
-        let per_key = FrozenKeys::bytes_for(1 << 25) as f64 / (1 << 25) as f64;
+        let per_key = FrozenKeys::bytes_for_tagged(1 << 25, 0) as f64 / (1 << 25) as f64;
         assert!((6.9..7.05).contains(&per_key), "{per_key}");
+    }
+
+    /// Tagged, a set finds a value whatever its tag, and gives the tags back.
+    #[test]
+    fn tagged_keys_are_found_by_value_and_keep_their_tags() {
+        for n in [0, 1, 1000, 200_000] {
+            let set = values(n, n as u64 + 7);
+            let tag = |v: u128| (v as u32 ^ (v >> 40) as u32) & 31;
+            let items: Vec<u128> = set.iter().map(|&v| v << 5 | tag(v) as u128).collect();
+            let frozen = FrozenKeys::new_tagged(items.iter().copied(), n, 5).unwrap();
+            assert!(set.iter().all(|&v| frozen.contains(v)));
+            for &v in set.iter().take(2000) {
+                for bit in [0, 1, 30, 64, VALUE_BITS - 1] {
+                    let other = v ^ (1 << bit);
+                    assert_eq!(frozen.contains(other), set.contains(&other), "{other:x}");
+                }
+            }
+            assert!(frozen.values().eq(items.iter().copied()));
+            assert!(frozen.bytes() <= FrozenKeys::bytes_for_tagged(n, 5) + 64);
+        }
+        let top = (1u128 << VALUE_BITS) - 1;
+        let frozen = FrozenKeys::new_tagged([0, top << 5 | 31].into_iter(), 2, 5).unwrap();
+        assert!(frozen.contains(0) && frozen.contains(top) && !frozen.contains(1));
     }
 
     #[test]

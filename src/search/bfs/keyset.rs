@@ -1,13 +1,16 @@
 //! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
 //! 17 bytes a key, or about 7 once frozen (see `frozen.rs`) when memory runs short; then
-//! keys of the levels not kept for good are let go of once old (see `KeySet::freeze`).
+//! keys of the levels not kept for good are let go of once old (see `forgetting.rs`).
 
 use super::census::Census;
+use super::forgetting::{
+    Clock, Forgetting, FreezeAt, Span, Tag, Term, KEPT_FOR_GOOD_EVERY, KEPT_SHORT_AT_LEAST,
+};
 use super::frozen::{merged, FrozenKeys, VALUE_BITS};
 use crate::search::memory::ZeroedTable;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
@@ -31,68 +34,6 @@ pub(super) struct KeySet {
     any_frozen: bool,
 }
 
-/// The level the set's new keys belong to, shared by its shards, and which keys it lets go of
-/// once memory is short.
-struct Clock {
-    level: AtomicU32,
-    /// One level in this many has its keys kept for good (a power of two: see `Forgetting`).
-    keep_every: AtomicU32,
-    kept_for: u32,
-}
-
-impl Clock {
-    fn new(forgetting: Forgetting) -> Clock {
-        Clock {
-            level: AtomicU32::new(0),
-            // (At most `KEEP_EVERY_AT_MOST`: ghosts die out because every such level is kept.)
-            keep_every: AtomicU32::new(
-                forgetting
-                    .keep_every
-                    .next_power_of_two()
-                    .clamp(2, KEEP_EVERY_AT_MOST),
-            ),
-            kept_for: forgetting.kept_for,
-        }
-    }
-
-    /// Whether keys kept now are transient: frozen, they are let go of once old.
-    #[inline]
-    fn transient_now(&self) -> bool {
-        let every = self.keep_every.load(Ordering::Relaxed);
-        self.level.load(Ordering::Relaxed) & (every - 1) != 0
-    }
-}
-
-/// Which keys a key set short of memory lets go of (see `KeySet::freeze`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Forgetting {
-    /// Levels (two plies each) a frozen transient key is kept after its newest level (sooner,
-    /// down to 64, when memory is very short).
-    pub kept_for: u32,
-    /// Keys of one level in this many (rounded up to a power of two, 2 to 16) are kept for
-    /// good, the others are transient; doubled, up to 16, as the keys kept for good fill the
-    /// set.
-    pub keep_every: u32,
-}
-
-impl Default for Forgetting {
-    fn default() -> Forgetting {
-        Forgetting {
-            kept_for: TRANSIENT_KEPT_FOR,
-            keep_every: 2,
-        }
-    }
-}
-
-/// Levels a frozen transient key is kept for (see `KeySet::freeze`): 512 plies. On 加藤徹 162a
-/// 0.33% of the positions met again were first kept longer ago than this.
-const TRANSIENT_KEPT_FOR: u32 = 256;
-/// ...and at least this many when memory is short: on 162a, 37% of the positions met again
-/// were first kept 33-64 levels before, 7.2% longer ago.
-const TRANSIENT_KEPT_AT_LEAST: u32 = 64;
-/// The widest spacing of the levels kept for good (see `KeySet::widen_spacing`).
-const KEEP_EVERY_AT_MOST: u32 = 16;
-
 /// One of the key set's tables, and the keys frozen out of it when memory ran short (see
 /// `KeySet::freeze`). Its owner writes the count at every insertion while other threads read
 /// the table's address for their look-ups: the two are kept on separate cache lines, and
@@ -100,15 +41,14 @@ const KEEP_EVERY_AT_MOST: u32 = 16;
 #[repr(align(128))]
 pub(super) struct Shard {
     table: ZeroedTable<u64>,
-    /// Beside each slot of `table`: the key's 10 further bits, and `TRANSIENT` when it was first
-    /// kept on a level not kept for good.
+    /// Beside each slot of `table`: the key's 10 further bits, and above them its `Tag`.
     exts: ZeroedTable<u16>,
-    /// Keys frozen for good: those of one level in `Clock::keep_every` (and, resumed, any
-    /// kept then).
+    /// Keys frozen for good.
     frozen: Option<FrozenKeys>,
-    /// Transient keys frozen, oldest first, each kept until `Clock::kept_for` levels
-    /// after its newest.
-    transient: Vec<TransientKeys>,
+    /// Keys frozen to be kept long or short, each with its tag (see `item_of`).
+    transient: Option<FrozenKeys>,
+    /// For each tag of those keys, the levels they were kept on and how many there are.
+    spans: Spans,
     /// The first level whose keys the table may hold (the last freeze's).
     since: u32,
     census: Option<Arc<Census>>,
@@ -116,35 +56,26 @@ pub(super) struct Shard {
     tally: Tally,
 }
 
-/// A freeze: the level being made, and how many levels after their newest it keeps the
-/// frozen transient keys.
-#[derive(Clone, Copy)]
-struct FreezeAt {
-    level: u32,
-    kept_for: u32,
-}
-
-impl FreezeAt {
-    /// Whether the freeze keeps `transient`. (Kept for at least 2 levels, so that the level being
-    /// made and the one expanded are never let go of.)
-    fn keeps(&self, transient: &TransientKeys) -> bool {
-        transient.newest.saturating_add(self.kept_for.max(2)) >= self.level
-    }
-}
-
-/// Transient keys frozen together, from the levels `oldest..=newest`.
-struct TransientKeys {
-    keys: FrozenKeys,
-    oldest: u32,
-    newest: u32,
-}
-
 /// Keys in a shard's table, on a line of its own (see `Shard`).
 #[repr(align(128))]
 struct Tally {
     len: usize,
-    /// Of them, transient keys.
-    transient: usize,
+    /// Of them, those of each tag.
+    by_tag: [usize; Tag::COUNT],
+}
+
+impl Tally {
+    const EMPTY: Tally = Tally {
+        len: 0,
+        by_tag: [0; Tag::COUNT],
+    };
+
+    fn of_term(&self, term: Term) -> usize {
+        Tag::all()
+            .filter(|tag| tag.term() == term)
+            .map(|tag| self.by_tag[tag.index()])
+            .sum()
+    }
 }
 
 /// Bytes a slot takes: the word and its extension.
@@ -153,8 +84,10 @@ const SHARD_BITS: u32 = 6;
 /// The bits kept beside the word (see `Shard::exts`).
 const EXT_BITS: u32 = VALUE_BITS - 64;
 const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
-/// Marks an extension whose key is transient (see `Clock::transient_now`).
-const TRANSIENT: u16 = 1 << 15;
+const _: () = assert!(
+    EXT_BITS + Tag::BITS <= u16::BITS,
+    "a key's tag fits beside its bits"
+);
 /// A shard grows once this full, in percent: by half while memory is ample...
 const FULL_PERCENT: usize = 70;
 /// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
@@ -233,21 +166,47 @@ pub(super) fn shard_of(key: u128) -> usize {
 /// Whether a shard's frozen keys (`frozen`, kept for good, and `transient`) hold `value`. (Free of
 /// the shard, so that an insertion can ask while it holds the table.)
 #[inline]
-fn frozen_holds(frozen: &Option<FrozenKeys>, transient: &[TransientKeys], value: u128) -> bool {
+fn frozen_holds(frozen: &Option<FrozenKeys>, transient: &Option<FrozenKeys>, value: u128) -> bool {
     frozen.as_ref().is_some_and(|f| f.contains(value))
-        || transient.iter().any(|set| set.keys.contains(value))
+        || transient.as_ref().is_some_and(|t| t.contains(value))
 }
 
-/// A table's keys in the order a freeze sorts them: the value shifted up by one, with the low
-/// bit set for a transient key.
+/// A table's key in the order a freeze sorts them: the value shifted up by `Tag::BITS`, with
+/// its tag below.
 type Entry = u128;
 
-fn is_transient(entry: &Entry) -> bool {
-    entry & 1 == 1
+fn tag_in(entry: &Entry) -> Tag {
+    Tag::from_bits((entry & ((1 << Tag::BITS) - 1)) as u32)
 }
 
 fn value_in(entry: &Entry) -> u128 {
-    entry >> 1
+    entry >> Tag::BITS
+}
+
+/// A key kept long or short as the frozen set keeps it (see `Shard::transient`).
+fn item_of(value: u128, tag: Tag) -> u128 {
+    value << Tag::TRANSIENT_BITS | tag.transient_index() as u128
+}
+
+fn tag_of_item(item: u128) -> Tag {
+    Tag::of_transient_index((item & ((1 << Tag::TRANSIENT_BITS) - 1)) as usize)
+}
+
+/// What each tag of the keys kept long or short spans once frozen (see `Shard::spans`).
+type Spans = [Option<Span>; Tag::TRANSIENT];
+
+/// Writes a count (8 bytes) and `values` (ascending, `VALUE_BYTES` each, little-endian);
+/// returns the bytes written.
+fn write_set(
+    out: &mut dyn std::io::Write,
+    len: usize,
+    values: impl Iterator<Item = u128>,
+) -> std::io::Result<u64> {
+    out.write_all(&(len as u64).to_le_bytes())?;
+    for value in values {
+        out.write_all(&value.to_le_bytes()[..VALUE_BYTES])?;
+    }
+    Ok(8 + (VALUE_BYTES * len) as u64)
 }
 
 impl Shard {
@@ -258,14 +217,12 @@ impl Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             exts: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             frozen: None,
-            transient: Vec::new(),
+            transient: None,
+            spans: [None; Tag::TRANSIENT],
             since: 0,
             census,
             clock,
-            tally: Tally {
-                len: 0,
-                transient: 0,
-            },
+            tally: Tally::EMPTY,
         }
     }
 
@@ -277,18 +234,21 @@ impl Shard {
         }
     }
 
-    /// Bytes of the keys frozen for good.
-    fn for_good_bytes(&self) -> usize {
-        self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
+    /// Bytes of the frozen keys of the spaced levels: kept for good or long.
+    fn spaced_bytes(&self) -> usize {
+        let long: usize = Tag::transient()
+            .filter(|tag| tag.term() == Term::Long)
+            .filter_map(|tag| self.spans[tag.transient_index()])
+            .map(|span| span.keys)
+            .sum();
+        let transient = self.transient.as_ref();
+        let long_bytes = transient.map_or(0, |t| t.bytes() * long / t.len().max(1));
+        self.frozen.as_ref().map_or(0, FrozenKeys::bytes) + long_bytes
     }
 
     fn frozen_bytes(&self) -> usize {
-        self.for_good_bytes()
-            + self
-                .transient
-                .iter()
-                .map(|set| set.keys.bytes())
-                .sum::<usize>()
+        self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
+            + self.transient.as_ref().map_or(0, FrozenKeys::bytes)
     }
 
     fn bytes(&self) -> usize {
@@ -301,11 +261,7 @@ impl Shard {
 
     fn frozen_len(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::len)
-            + self
-                .transient
-                .iter()
-                .map(|set| set.keys.len())
-                .sum::<usize>()
+            + self.transient.as_ref().map_or(0, FrozenKeys::len)
     }
 
     #[inline]
@@ -313,56 +269,82 @@ impl Shard {
         frozen_holds(&self.frozen, &self.transient, value)
     }
 
-    /// The frozen transient keys a freeze `at` keeps.
-    fn transient_kept(&self, at: FreezeAt) -> impl Iterator<Item = &TransientKeys> + '_ {
-        self.transient.iter().filter(move |set| at.keeps(set))
+    /// Keys kept for good once the table is frozen.
+    fn for_good_after_freeze(&self) -> usize {
+        self.frozen.as_ref().map_or(0, FrozenKeys::len) + self.tally.of_term(Term::ForGood)
     }
 
-    /// Whether a freeze `at` adds the table's transient keys to the newest transient set
-    /// rather than making a new one: while that set spans less than a quarter of the time kept.
-    fn joins_newest_transient(&self, at: FreezeAt) -> bool {
-        self.transient
-            .last()
-            .is_some_and(|set| at.keeps(set) && at.level - set.oldest < at.kept_for / 4)
+    /// The spans once the table's keys kept long or short are frozen `at`, each in the block
+    /// its tag names then (see `Clock::block_of`); without those the freeze lets go of if
+    /// `dropping`.
+    fn spans_after(&self, at: FreezeAt, dropping: bool) -> Spans {
+        let mut spans = self.spans;
+        for tag in Tag::transient() {
+            let keys = self.tally.by_tag[tag.index()];
+            if keys == 0 {
+                continue;
+            }
+            let (oldest, newest) = self.clock.block_of(tag, at.level);
+            let span = &mut spans[tag.transient_index()];
+            *span = Some(match *span {
+                // (The same tag names a block 16 back only if that block was kept that long.)
+                Some(old) => Span {
+                    oldest: old.oldest.min(oldest),
+                    newest: old.newest.max(newest),
+                    keys: old.keys + keys,
+                },
+                None => Span {
+                    oldest,
+                    newest,
+                    keys,
+                },
+            });
+        }
+        if dropping {
+            for (i, span) in spans.iter_mut().enumerate() {
+                let term = Tag::of_transient_index(i).term();
+                if span.is_some_and(|span| !at.keeps(term, span.newest)) {
+                    *span = None;
+                }
+            }
+        }
+        spans
+    }
+
+    /// Whether a freeze `at` lets go of any frozen key.
+    fn lets_go(&self, at: FreezeAt) -> bool {
+        (self.spans.iter().enumerate()).any(|(i, span)| {
+            span.is_some_and(|span| !at.keeps(Tag::of_transient_index(i).term(), span.newest))
+        })
     }
 
     /// Bytes a freeze `at` of this shard would free (0 if it would not).
     fn freeze_saving(&self, at: FreezeAt) -> usize {
-        if u32::try_from(self.len()).is_err() {
+        if u32::try_from(self.len()).is_err() || (self.tally.len == 0 && !self.lets_go(at)) {
             return 0;
         }
-        let for_good = self.tally.len - self.tally.transient;
-        let kept: Vec<&TransientKeys> = self.transient_kept(at).collect();
-        let dropped = self.transient.len() - kept.len();
-        if self.tally.len == 0 && dropped == 0 {
-            return 0;
-        }
-        let mut transient_after: usize = kept.iter().map(|set| set.keys.bytes()).sum();
-        if self.tally.transient > 0 {
-            transient_after += match kept.last().filter(|_| self.joins_newest_transient(at)) {
-                Some(newest) => {
-                    FrozenKeys::bytes_for(newest.keys.len() + self.tally.transient)
-                        - newest.keys.bytes()
-                }
-                None => FrozenKeys::bytes_for(self.tally.transient),
-            };
-        }
-        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + for_good;
-        let after = transient_after
-            + if permanent > 0 {
-                FrozenKeys::bytes_for(permanent)
-            } else {
-                0
-            }
+        let transient: usize = self
+            .spans_after(at, true)
+            .iter()
+            .flatten()
+            .map(|s| s.keys)
+            .sum();
+        let permanent = self.for_good_after_freeze();
+        let set_bytes = |keys: usize, tag_bits: u32| match keys {
+            0 => 0,
+            keys => FrozenKeys::bytes_for_tagged(keys, tag_bits),
+        };
+        let after = set_bytes(permanent, 0)
+            + set_bytes(transient, Tag::TRANSIENT_BITS)
             + Self::FIRST_SLOTS * SLOT_BYTES;
         self.bytes().saturating_sub(after)
     }
 
     /// Moves the table's keys into frozen sets and starts an empty table: keys kept for good
-    /// join those frozen for good; transient keys make a new transient set (or join the
-    /// newest), and transient sets `at` no longer keeps are let go of. Memory for the sorted
-    /// keys and the new sets is taken on top of the old ones, one shard at a time. False, with
-    /// the shard as it was, if `stop` said so first.
+    /// join those frozen for good, the others those kept long or short, with their tags; keys
+    /// whose term is over `at` are let go of (see `forgetting.rs`). Memory for the sorted
+    /// keys and the new sets is taken on top of the old ones, one shard at a time. False,
+    /// with the shard as it was, if `stop` said so first.
     fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> bool {
         let Some(entries) = self.sorted_entries(stop) else {
             return false;
@@ -372,58 +354,49 @@ impl Shard {
             polled += 1;
             !polled.is_multiple_of(STOP_POLL) || !stop()
         };
-        let for_good = self.tally.len - self.tally.transient;
-        let permanent = self.frozen.as_ref().map_or(0, FrozenKeys::len) + for_good;
+        let for_good = self.tally.of_term(Term::ForGood);
         let frozen = if for_good == 0 {
             None
         } else {
             let old = self.frozen.iter().flat_map(FrozenKeys::values);
-            let new = entries.iter().filter(|e| !is_transient(e)).map(value_in);
+            let new = (entries.iter())
+                .filter(|e| tag_in(e) == Tag::FOR_GOOD)
+                .map(value_in);
             // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen
             // set holds: `None` here means the merge was stopped.)
-            match FrozenKeys::new(merged(old, new).take_while(|_| go_on()), permanent) {
+            let values = merged(old, new).take_while(|_| go_on());
+            match FrozenKeys::new(values, self.for_good_after_freeze()) {
                 Some(frozen) => Some(frozen),
                 None => return false,
             }
         };
-        // The transient keys: a new set, or the newest one and these together.
-        let joins = self.joins_newest_transient(at) && self.tally.transient > 0;
-        let transient = if self.tally.transient == 0 {
+        let spans = self.spans_after(at, true);
+        let kept = |tag: Tag| spans[tag.transient_index()].is_some();
+        let transient = if self.tally.len == for_good && !self.lets_go(at) {
             None
         } else {
-            let new = entries.iter().filter(|e| is_transient(e)).map(value_in);
-            let newest = self.transient.last().filter(|_| joins);
-            let (values, len, oldest): (Box<dyn Iterator<Item = u128>>, usize, u32) = match newest {
-                Some(n) => (
-                    Box::new(merged(n.keys.values(), new)),
-                    n.keys.len() + self.tally.transient,
-                    n.oldest,
-                ),
-                None => (Box::new(new), self.tally.transient, self.since),
-            };
-            match FrozenKeys::new(values.take_while(|_| go_on()), len) {
-                Some(keys) => Some(TransientKeys {
-                    keys,
-                    oldest,
-                    newest: at.level,
-                }),
+            let old = (self.transient.iter().flat_map(FrozenKeys::values))
+                .filter(|&item| kept(tag_of_item(item)));
+            let new = (entries.iter())
+                .filter(|e| tag_in(e) != Tag::FOR_GOOD && kept(tag_in(e)))
+                .map(|e| item_of(value_in(e), tag_in(e)));
+            let len = spans.iter().flatten().map(|span| span.keys).sum();
+            let items = merged(old, new).take_while(|_| go_on());
+            match FrozenKeys::new_tagged(items, len, Tag::TRANSIENT_BITS) {
+                Some(set) => Some(set),
                 None => return false,
             }
         };
-        if joins {
-            self.transient.pop();
-        }
-        self.transient.extend(transient);
-        self.transient.retain(|set| at.keeps(set));
         if frozen.is_some() {
             self.frozen = frozen;
         }
+        if let Some(set) = transient {
+            self.transient = (set.len() > 0).then_some(set);
+            self.spans = spans;
+        }
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.exts = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
-        self.tally = Tally {
-            len: 0,
-            transient: 0,
-        };
+        self.tally = Tally::EMPTY;
         self.since = at.level;
         true
     }
@@ -442,7 +415,7 @@ impl Shard {
         let table = self.table.as_slice();
         let exts = self.exts.as_slice();
         let entry = |slot: usize| -> Entry {
-            value_of(table[slot], exts[slot]) << 1 | u128::from(exts[slot] & TRANSIENT != 0)
+            value_of(table[slot], exts[slot]) << Tag::BITS | u128::from(exts[slot] >> EXT_BITS)
         };
         let len = table.len();
         let mut entries = Vec::with_capacity(self.tally.len);
@@ -475,35 +448,41 @@ impl Shard {
         Some(entries)
     }
 
-    /// Writes the shard's keys (see `KeySet::write_values`): those kept for good, then those
-    /// that are transient, each as a count and the values ascending, merged as they go out.
-    fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    /// Writes the shard's keys (see `KeySet::write_values`): those kept for good as a count
+    /// and the values ascending; then the number of tags of keys kept long or short, each tag
+    /// with the oldest and newest level of its keys (4 bytes each), and their keys as a count
+    /// and the values with their tags (`item_of`) ascending: as a freeze now would make them
+    /// without letting any go. Returns the bytes written.
+    fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         let entries = self.sorted_entries(&|| false).expect("not stopped");
-        let write =
-            |out: &mut dyn std::io::Write, len: usize, values: &mut dyn Iterator<Item = u128>| {
-                out.write_all(&(len as u64).to_le_bytes())?;
-                for value in values {
-                    out.write_all(&value.to_le_bytes()[..VALUE_BYTES])?;
-                }
-                Ok(())
-            };
-        let for_good = entries.iter().filter(|e| !is_transient(e)).map(value_in);
         let frozen = self.frozen.iter().flat_map(FrozenKeys::values);
-        let permanent =
-            self.frozen.as_ref().map_or(0, FrozenKeys::len) + self.tally.len - self.tally.transient;
-        write(out, permanent, &mut merged(frozen, for_good))?;
-        let mut transient: Box<dyn Iterator<Item = u128>> =
-            Box::new(entries.iter().filter(|e| is_transient(e)).map(value_in));
-        for set in &self.transient {
-            transient = Box::new(merged(transient, set.keys.values()));
+        let for_good = (entries.iter())
+            .filter(|e| tag_in(e) == Tag::FOR_GOOD)
+            .map(value_in);
+        let mut bytes = write_set(out, self.for_good_after_freeze(), merged(frozen, for_good))?;
+        let at = FreezeAt {
+            level: self.clock.level(),
+            kept_for: self.clock.kept_for(),
+        };
+        let spans = self.spans_after(at, false);
+        out.write_all(&(spans.iter().flatten().count() as u64).to_le_bytes())?;
+        bytes += 8;
+        for (i, span) in spans.iter().enumerate() {
+            if let Some(span) = span {
+                let tag = Tag::of_transient_index(i);
+                for field in [tag.bits(), span.oldest, span.newest] {
+                    out.write_all(&field.to_le_bytes())?;
+                }
+                bytes += 12;
+            }
         }
-        let transient_len = self.tally.transient
-            + self
-                .transient
-                .iter()
-                .map(|set| set.keys.len())
-                .sum::<usize>();
-        write(out, transient_len, &mut transient)
+        let old = self.transient.iter().flat_map(FrozenKeys::values);
+        let new = (entries.iter())
+            .filter(|e| tag_in(e) != Tag::FOR_GOOD)
+            .map(|e| item_of(value_in(e), tag_in(e)));
+        let len = spans.iter().flatten().map(|span| span.keys).sum();
+        bytes += write_set(out, len, merged(old, new))?;
+        Ok(bytes)
     }
 
     /// Whether `key` is in this shard.
@@ -551,7 +530,7 @@ impl Shard {
                 None => return Err(()),
             }
         }
-        let transient = self.clock.transient_now();
+        let tag = self.clock.tag_now();
         let table = self.table.as_mut_slice();
         let exts = self.exts.as_mut_slice();
         let len = table.len();
@@ -563,10 +542,10 @@ impl Shard {
                 }
                 0 => {
                     // The extension first: a look-up that sees the word sees it too.
-                    exts[i] = ext | if transient { TRANSIENT } else { 0 };
+                    exts[i] = ext | (tag.bits() as u16) << EXT_BITS;
                     table[i] = word;
                     self.tally.len += 1;
-                    self.tally.transient += usize::from(transient);
+                    self.tally.by_tag[tag.index()] += 1;
                     break true;
                 }
                 w if w == word && exts[i] & EXT_MASK == ext => break false,
@@ -645,8 +624,8 @@ impl Shard {
         if let Some(frozen) = &self.frozen {
             frozen.prefetch(value);
         }
-        for transient in &self.transient {
-            transient.keys.prefetch(value);
+        if let Some(transient) = &self.transient {
+            transient.prefetch(value);
         }
     }
 
@@ -657,8 +636,8 @@ impl Shard {
         if let Some(frozen) = &self.frozen {
             frozen.prefetch_records(value);
         }
-        for transient in &self.transient {
-            transient.keys.prefetch_records(value);
+        if let Some(transient) = &self.transient {
+            transient.prefetch_records(value);
         }
     }
 
@@ -741,27 +720,26 @@ impl KeySet {
     /// Says that the keys inserted from now on are those of level `level` (and tells the
     /// census).
     pub(super) fn set_level(&self, level: u32) {
-        self.clock.level.store(level, Ordering::Relaxed);
+        self.clock.set_level(level);
         if let Some(census) = &self.census {
             census.set_level(level);
         }
     }
 
     /// Writes every key as the shards keep it: for each shard, the keys kept for good, then
-    /// the transient ones, each as a count (8 bytes) and the values ascending (10 bytes each),
+    /// the sets kept long or short (see `Shard::write_values`), the values 10 bytes each,
     /// all little-endian. Returns the bytes written.
     pub(super) fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         let mut bytes = 0;
         for shard in &self.shards {
-            shard.write_values(out)?;
-            bytes += 16 + (VALUE_BYTES * shard.len()) as u64;
+            bytes += shard.write_values(out)?;
         }
         Ok(bytes)
     }
 
-    /// The set [`Self::write_values`] wrote, every key frozen (the compact form), with the
-    /// transient keys as if frozen at level `level`. An error if the values run short, are out
-    /// of order or too wide.
+    /// The set [`Self::write_values`] wrote, every key frozen (the compact form), the clock at
+    /// level `level`. An error if the values run short, are out of order or too wide, or a
+    /// set's header is damaged.
     pub(super) fn read_values(
         input: &mut dyn std::io::Read,
         census: Option<Arc<Census>>,
@@ -770,14 +748,38 @@ impl KeySet {
     ) -> std::io::Result<KeySet> {
         let mut set = KeySet::with_census(census, forgetting);
         for shard in &mut set.shards {
-            shard.frozen = read_frozen(input)?;
-            if let Some(keys) = read_frozen(input)? {
-                shard.transient.push(TransientKeys {
-                    keys,
-                    oldest: 0,
-                    newest: level,
+            shard.frozen = read_set(input, 0, &mut |_| true)?;
+            let mut count = [0u8; 8];
+            input.read_exact(&mut count)?;
+            let tags = u64::from_le_bytes(count);
+            if tags > Tag::TRANSIENT as u64 {
+                return Err(std::io::Error::other(format!("a shard has {tags} tags")));
+            }
+            for _ in 0..tags {
+                let mut header = [0u8; 12];
+                input.read_exact(&mut header)?;
+                let field = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4"));
+                let tag = Tag::from_bits(field(0));
+                let (oldest, newest) = (field(4), field(8));
+                let span = &mut shard.spans[tag.transient_index_of_any()];
+                if tag.term() == Term::ForGood || oldest > newest || span.is_some() {
+                    return Err(std::io::Error::other("a tag's header is damaged"));
+                }
+                *span = Some(Span {
+                    oldest,
+                    newest,
+                    keys: 0,
                 });
             }
+            let spans = &mut shard.spans;
+            let mut count_in = |item: u128| match &mut spans[tag_of_item(item).transient_index()] {
+                Some(span) => {
+                    span.keys += 1;
+                    true
+                }
+                None => false,
+            };
+            shard.transient = read_set(input, Tag::TRANSIENT_BITS, &mut count_in)?;
             shard.since = level;
         }
         set.set_level(level);
@@ -843,15 +845,14 @@ impl KeySet {
 
     /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7
     /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of one
-    /// level in `Clock::keep_every` stay frozen for good; the other, transient, keys are let go
-    /// of `Clock::kept_for` levels after they were frozen (sooner, down to
-    /// `TRANSIENT_KEPT_AT_LEAST`, when that frees too little). A position whose key was let go
+    /// level in `KEPT_FOR_GOOD_EVERY` stay frozen for good; the others are let go of once
+    /// their term is over (see `forgetting.rs`; the short term is cut, down to
+    /// `KEPT_SHORT_AT_LEAST`, when that frees too little). A position whose key was let go
     /// of and is met again is kept again, deeper than it was first, and expanded again: a
     /// "ghost". That costs work but never changes an answer (docs/design.md, "Forgetting"):
     /// every child of a ghost was reached at least as early before, so a ghost never gives a
     /// genuinely new position a way in, nor a mate at the level where mates are first found;
-    /// and since a position is kept at most once on a level kept for good, and every
-    /// `KEEP_EVERY_AT_MOST`th level is one, ghosts die out.
+    /// and since a position is kept at most once on a level kept for good, ghosts die out.
     ///
     /// With `pool`, shards are frozen on its threads. Returns the bytes freed: 0 when that
     /// would be less than an eighth of the set (each freeze rebuilds every frozen key:
@@ -866,9 +867,9 @@ impl KeySet {
     ) -> Option<usize> {
         let mut at = self.freeze_at();
         let room = self.bytes;
-        // Short of what an eighth needs, transient keys are kept for less time, down to
-        // `TRANSIENT_KEPT_AT_LEAST` (ghosts cost more the shorter it is).
-        let least = TRANSIENT_KEPT_AT_LEAST.min(at.kept_for);
+        // Short of what an eighth needs, keys are kept for less time, down to
+        // `KEPT_SHORT_AT_LEAST` (ghosts cost more the shorter it is).
+        let least = KEPT_SHORT_AT_LEAST.min(at.kept_for);
         let freed = loop {
             let saving: usize = self.shards.iter().map(|s| s.freeze_saving(at)).sum();
             if saving >= self.bytes / MIN_FREEZE_SAVING {
@@ -883,18 +884,18 @@ impl KeySet {
         freed
     }
 
-    /// Spaces the levels kept for good further apart once their keys take more than all but
-    /// `1 / keep_every` of `room` (what the set took before a freeze: what memory allows it):
-    /// every 4th level once they take half, every 8th at three quarters, every 16th at seven
-    /// eighths. Keys kept for good stay so; the spacing applies to keys kept from now on. (At
-    /// `USI_Hash 6600` 加藤徹 162a's keys of every other level alone took 5.4 GB.)
+    /// Spaces the levels kept long further apart once their keys and those kept for good
+    /// take more than all but `1 / keep_every` of `room` (what the set took before a freeze:
+    /// what memory allows it): every 4th level once they take half, every 8th at three
+    /// quarters, every 16th (those kept for good alone) at seven eighths. The spacing applies
+    /// to keys kept from now on.
     fn widen_spacing(&self, room: usize) {
-        let for_good: usize = self.shards.iter().map(Shard::for_good_bytes).sum();
-        let mut every = self.clock.keep_every.load(Ordering::Relaxed);
-        while every < KEEP_EVERY_AT_MOST && for_good > room - room / every as usize {
+        let spaced: usize = self.shards.iter().map(Shard::spaced_bytes).sum();
+        let mut every = self.clock.keep_every();
+        while every < KEPT_FOR_GOOD_EVERY && spaced > room - room / every as usize {
             every *= 2;
         }
-        self.clock.keep_every.store(every, Ordering::Relaxed);
+        self.clock.set_keep_every(every);
     }
 
     /// Freezes every shard that has keys in its table or transient keys to let go of, whether
@@ -906,15 +907,15 @@ impl KeySet {
     ) -> Option<usize> {
         let at = self.freeze_at();
         self.freeze_where(pool, stop, at, &|shard| {
-            shard.tally.len > 0 || shard.transient_kept(at).count() < shard.transient.len()
+            shard.tally.len > 0 || shard.lets_go(at)
         })
     }
 
-    /// A freeze now, keeping transient keys for the set's time.
+    /// A freeze now, keeping keys for the set's time.
     fn freeze_at(&self) -> FreezeAt {
         FreezeAt {
-            level: self.clock.level.load(Ordering::Relaxed),
-            kept_for: self.clock.kept_for,
+            level: self.clock.level(),
+            kept_for: self.clock.kept_for(),
         }
     }
 
@@ -949,8 +950,13 @@ impl KeySet {
 }
 
 /// One frozen set as `Shard::write_values` wrote it: a count, then the values ascending
-/// (`None` for none).
-fn read_frozen(input: &mut dyn std::io::Read) -> std::io::Result<Option<FrozenKeys>> {
+/// One frozen set as `Shard::write_values` wrote it: a count, then the values (with tags of
+/// `tag_bits` bits) ascending, each of which `check` accepts (`None` for none).
+fn read_set(
+    input: &mut dyn std::io::Read,
+    tag_bits: u32,
+    check: &mut dyn FnMut(u128) -> bool,
+) -> std::io::Result<Option<FrozenKeys>> {
     let mut count = [0u8; 8];
     input.read_exact(&mut count)?;
     let len = usize::try_from(u64::from_le_bytes(count))
@@ -960,7 +966,7 @@ fn read_frozen(input: &mut dyn std::io::Read) -> std::io::Result<Option<FrozenKe
     }
     let mut failure = None;
     let mut last = None;
-    let values = std::iter::from_fn(|| {
+    let items = std::iter::from_fn(|| {
         if failure.is_some() {
             return None;
         }
@@ -969,16 +975,21 @@ fn read_frozen(input: &mut dyn std::io::Read) -> std::io::Result<Option<FrozenKe
             failure = Some(e);
             return None;
         }
-        let value = u128::from_le_bytes(bytes);
+        let item = u128::from_le_bytes(bytes);
+        let value = item >> tag_bits;
         if value >> VALUE_BITS != 0 || last.is_some_and(|l| l >= value) {
             failure = Some(std::io::Error::other("the keys are out of order"));
             return None;
         }
+        if !check(item) {
+            failure = Some(std::io::Error::other("a key's tag is unknown"));
+            return None;
+        }
         last = Some(value);
-        Some(value)
+        Some(item)
     })
     .take(len);
-    let frozen = FrozenKeys::new(values, len);
+    let frozen = FrozenKeys::new_tagged(items, len, tag_bits);
     if let Some(e) = failure {
         return Err(e);
     }
@@ -1195,10 +1206,11 @@ mod tests {
         }
     }
 
-    /// Frozen, keys of one level in `keep_every` stay; transient keys go once their newest
-    /// level is more than the set's time back; a checkpoint's copy keeps the two apart.
+    /// Frozen, keys of one level in 16 stay for good; those of the other spaced levels (one
+    /// in `keep_every`) go once their block's newest level is `4 * kept_for` back, the others
+    /// once theirs is `kept_for` back; a checkpoint's copy keeps every set as it was.
     #[test]
-    fn transient_keys_go_once_old_keys_kept_for_good_stay() {
+    fn keys_go_once_their_term_is_over_and_those_kept_for_good_stay() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
         for every in [2u32, 4] {
             let forgetting = Forgetting {
@@ -1206,7 +1218,7 @@ mod tests {
                 keep_every: every,
             };
             let mut set = KeySet::with_census(None, forgetting);
-            for level in 0..20u128 {
+            for level in 0..40u128 {
                 set.set_level(level as u32);
                 for j in 0..1000 {
                     assert_eq!(
@@ -1216,38 +1228,103 @@ mod tests {
                 }
                 assert!(set.freeze_all(None, &|| false).is_some());
             }
-            // Frozen at level 19, kept for 4: the transient levels from 15 on are left.
-            let for_good = |level: u128| level.is_multiple_of(u128::from(every));
-            let expected = |level: u128| for_good(level) || level >= 15;
-            let held = |set: &KeySet| {
-                (0..20u128).all(|level| {
-                    (0..1000).all(|j| set.contains(key(level * 1000 + j)) == expected(level))
+            // Frozen at level 39: kept long until 16 levels after the newest level kept long
+            // in their block of 4, short for 4 after their own (blocks of one level).
+            let for_good = |level: u128| level.is_multiple_of(16);
+            let long = |level: u128| !for_good(level) && level.is_multiple_of(u128::from(every));
+            let newest_in_block = |level: u128| {
+                (level / 4 * 4..=level / 4 * 4 + 3)
+                    .filter(|&l| long(l))
+                    .max()
+            };
+            let expected = |level: u128, at: u128| {
+                for_good(level)
+                    || (long(level) && newest_in_block(level).is_some_and(|n| n + 16 >= at))
+                    || level + 4 >= at
+            };
+            let held = |set: &KeySet, at: u128| {
+                (0..40u128).all(|level| {
+                    (0..1000).all(|j| set.contains(key(level * 1000 + j)) == expected(level, at))
                 })
             };
-            assert!(held(&set), "every {every}");
-            let kept_levels = (0..20).filter(|&l| expected(l)).count();
+            assert!(held(&set, 39), "every {every}");
+            let kept_levels = (0..40).filter(|&l| expected(l, 39)).count();
             assert_eq!(set.len(), kept_levels * 1000);
             let mut copy = Vec::new();
             let written = set.write_values(&mut copy).unwrap();
             assert_eq!(written, copy.len() as u64);
             let mut again =
-                KeySet::read_values(&mut copy.as_slice(), None, forgetting, 19).unwrap();
-            assert!(held(&again));
-            // Resumed, the transient keys count as frozen at level 19: gone after level 23.
-            again.set_level(24);
+                KeySet::read_values(&mut copy.as_slice(), None, forgetting, 39).unwrap();
+            assert!(held(&again, 39));
+            again.set_level(44);
             assert!(again.freeze_all(None, &|| false).is_some());
-            let good_levels = (0..20).filter(|&l| for_good(l)).count();
-            assert_eq!(again.len(), good_levels * 1000);
-            assert!(!again.contains(key(19_000)) && again.contains(key(16_000)));
+            assert!(held(&again, 44), "resumed, every {every}");
+            again.set_level(60);
+            assert!(again.freeze_all(None, &|| false).is_some());
+            assert_eq!(again.len(), 3000);
             // Cut short or out of order: an error, not a set.
             assert!(
-                KeySet::read_values(&mut &copy[..copy.len() - 3], None, forgetting, 19).is_err()
+                KeySet::read_values(&mut &copy[..copy.len() - 3], None, forgetting, 39).is_err()
             );
             let mut swapped = copy.clone();
             swapped[8..18].copy_from_slice(&copy[18..28]);
             swapped[18..28].copy_from_slice(&copy[8..18]);
-            assert!(KeySet::read_values(&mut swapped.as_slice(), None, forgetting, 19).is_err());
+            assert!(KeySet::read_values(&mut swapped.as_slice(), None, forgetting, 39).is_err());
         }
+    }
+
+    /// A table that spans more levels than its tags tell apart is frozen conservatively: no
+    /// key goes before its term is over, and keys of long ago do go.
+    #[test]
+    fn keys_of_a_table_spanning_many_levels_go_no_sooner_than_their_term() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let forgetting = Forgetting {
+            kept_for: 4,
+            keep_every: 16,
+        };
+        let mut set = KeySet::with_census(None, forgetting);
+        for level in 0..=40u128 {
+            set.set_level(level as u32);
+            for j in 0..100 {
+                assert_eq!(
+                    set.insert(key(level * 100 + j), usize::MAX, false),
+                    Ok(true)
+                );
+            }
+        }
+        assert!(set.freeze_all(None, &|| false).is_some());
+        let held = |level: u128| (0..100).all(|j| set.contains(key(level * 100 + j)));
+        for level in 0..=40u128 {
+            if level.is_multiple_of(16) || level + 4 >= 40 {
+                assert!(held(level), "level {level}");
+            }
+        }
+        // Levels 1-3 share their tags with 33-35, let go of at 40.
+        assert!((1..=3).all(|level| !held(level)));
+        assert!(set.len() < 41 * 100);
+    }
+
+    /// A checkpoint's keys kept long or short with a damaged tag header are refused.
+    #[test]
+    fn a_damaged_set_header_is_refused() {
+        let forgetting = Forgetting::default();
+        let mut set = KeySet::with_census(None, forgetting);
+        set.set_level(1);
+        // A key of shard 0: its keys come first (no key kept for good, one set).
+        assert_eq!(set.insert(12345, usize::MAX, false), Ok(true));
+        let mut copy = Vec::new();
+        set.write_values(&mut copy).unwrap();
+        assert_eq!(u64::from_le_bytes(copy[8..16].try_into().unwrap()), 1);
+        assert!(KeySet::read_values(&mut copy.as_slice(), None, forgetting, 1).is_ok());
+        let damaged = |at: usize, value: u32| {
+            let mut bad = copy.clone();
+            bad[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
+        };
+        let tag = u32::from_le_bytes(copy[16..20].try_into().unwrap());
+        assert!(damaged(16, Tag::FOR_GOOD.bits()), "a tag kept for good");
+        assert!(damaged(16, tag + 1), "the keys' tag not named");
+        assert!(damaged(20, 2), "oldest after newest");
     }
 
     /// Once the keys kept for good take half of what the set took before a freeze, only every
@@ -1256,9 +1333,8 @@ mod tests {
     #[test]
     fn levels_kept_for_good_space_out_as_they_fill_the_set() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
-        let every = |set: &KeySet| set.clock.keep_every.load(Ordering::Relaxed);
-        let for_good =
-            |set: &KeySet| -> usize { set.shards.iter().map(Shard::for_good_bytes).sum() };
+        let every = |set: &KeySet| set.clock.keep_every();
+        let for_good = |set: &KeySet| -> usize { set.shards.iter().map(Shard::spaced_bytes).sum() };
         let fill = |set: &mut KeySet, level: u32, keys: std::ops::Range<u128>| {
             set.set_level(level);
             for i in keys {
@@ -1286,8 +1362,12 @@ mod tests {
         fill(&mut set, 2, 200_000..202_000);
         assert_eq!(set.freeze(None, &|| false), Some(0));
         assert_eq!(every(&set), 16);
-        let transient =
-            |set: &KeySet| -> usize { set.shards.iter().map(|s| s.tally.transient).sum() };
+        let transient = |set: &KeySet| -> usize {
+            set.shards
+                .iter()
+                .map(|s| s.tally.of_term(Term::Short))
+                .sum()
+        };
         let before = transient(&set);
         fill(&mut set, 16, 202_000..203_000);
         fill(&mut set, 17, 203_000..203_500);

@@ -22,6 +22,7 @@ mod checkpoint;
 mod crew;
 mod disk;
 mod expand;
+mod forgetting;
 mod frozen;
 mod graph;
 mod keyset;
@@ -35,7 +36,7 @@ pub use census::{bucket_floor, GAP_BUCKETS};
 pub(crate) use checkpoint::Plan as CheckpointPlan;
 pub use checkpoint::{CheckpointStart, Checkpointing};
 pub use disk::{DiskBudget, DiskError};
-pub use keyset::Forgetting;
+pub use forgetting::Forgetting;
 
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
@@ -887,7 +888,16 @@ fn settle_memory(
             Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
                 Some(0) => return Err(give_up(GiveUp::Memory)),
                 Some(_) => {}
-                None => return Err(give_up(GiveUp::Aborted(limits.interrupt.why()))),
+                // Cut short by the interrupt, or the memory for the frozen sets could not be
+                // mapped.
+                None => {
+                    let now = Instant::now();
+                    let reason = limits
+                        .interrupt
+                        .check(now)
+                        .map_or(GiveUp::Memory, GiveUp::Aborted);
+                    return Err(give_up(reason));
+                }
             },
             Ok(Room::Disk(_)) => {}
             Err(e) => return Err(give_up(GiveUp::Disk(e))),
