@@ -1002,6 +1002,24 @@ fn read_set(
 mod tests {
     use super::*;
 
+    /// Inserts `per_level` new keys (`i * 0x9e37...`, i = level * per_level + j) on each of
+    /// `levels`, frozen after each level if `freeze`.
+    fn fill_levels(set: &mut KeySet, levels: std::ops::Range<u128>, per_level: u128, freeze: bool) {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        for level in levels {
+            set.set_level(level as u32);
+            for j in 0..per_level {
+                assert_eq!(
+                    set.insert(key(level * per_level + j), usize::MAX, false),
+                    Ok(true)
+                );
+            }
+            if freeze {
+                assert!(set.freeze_all(None, &|| false).is_some());
+            }
+        }
+    }
+
     #[test]
     fn key_set_keeps_every_key_through_growth() {
         let mut set = KeySet::new();
@@ -1218,16 +1236,7 @@ mod tests {
                 keep_every: every,
             };
             let mut set = KeySet::with_census(None, forgetting);
-            for level in 0..40u128 {
-                set.set_level(level as u32);
-                for j in 0..1000 {
-                    assert_eq!(
-                        set.insert(key(level * 1000 + j), usize::MAX, false),
-                        Ok(true)
-                    );
-                }
-                assert!(set.freeze_all(None, &|| false).is_some());
-            }
+            fill_levels(&mut set, 0..40, 1000, true);
             // Frozen at level 39: kept long until 16 levels after the newest level kept long
             // in their block of 4, short for 4 after their own (blocks of one level).
             let for_good = |level: u128| level.is_multiple_of(16);
@@ -1283,15 +1292,7 @@ mod tests {
             keep_every: 16,
         };
         let mut set = KeySet::with_census(None, forgetting);
-        for level in 0..=40u128 {
-            set.set_level(level as u32);
-            for j in 0..100 {
-                assert_eq!(
-                    set.insert(key(level * 100 + j), usize::MAX, false),
-                    Ok(true)
-                );
-            }
-        }
+        fill_levels(&mut set, 0..41, 100, false);
         assert!(set.freeze_all(None, &|| false).is_some());
         let held = |level: u128| (0..100).all(|j| set.contains(key(level * 100 + j)));
         for level in 0..=40u128 {
