@@ -54,7 +54,7 @@ pub struct Checkpointing {
 }
 
 /// Format of the files: a checkpoint of another format is refused.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 const MANIFEST: &str = "manifest.toml";
 const LINKS: &str = "links";
 

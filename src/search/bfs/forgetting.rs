@@ -89,10 +89,8 @@ impl Tag {
         self.0 as usize
     }
 
-    /// Tags of keys kept long or short, and the bits a frozen set keeps of them (see
-    /// `transient_index`).
+    /// Tags of keys kept long or short (see `transient_index`).
     pub(super) const TRANSIENT: usize = Self::COUNT - BLOCK_RESIDUES as usize;
-    pub(super) const TRANSIENT_BITS: u32 = 5;
 
     /// Every tag a key can have: the one kept for good, then those kept long or short.
     pub(super) fn all() -> impl Iterator<Item = Tag> {
@@ -312,7 +310,7 @@ mod tests {
             assert_eq!(Tag::from_bits(tag.bits()), tag);
         }
         for tag in Tag::transient() {
-            assert!(tag.transient_index() < 1 << Tag::TRANSIENT_BITS);
+            assert!(tag.transient_index() < Tag::TRANSIENT);
             assert_eq!(Tag::of_transient_index(tag.transient_index()), tag);
         }
     }

@@ -1,16 +1,16 @@
 //! Keys frozen out of a key-set shard's table when memory runs short: sorted and packed, in
-//! about 7 bytes a key where the table takes 14-17.
+//! about 8 bytes a key where the table takes 14-17.
 //!
 //! A value (the `VALUE_BITS` bits a shard keeps of a key) is split into its top `bucket_bits`
 //! bits, which choose a bucket, and the rest, kept in a record of `VALUE_BITS - bucket_bits`
-//! bits packed end to end (52-55 bits for shards of 2^19-2^26 keys). The records are sorted,
+//! bits packed end to end (51-58 bits for shards of 2^19-2^26 keys). The records are sorted,
 //! so a bucket's records follow one another and a look-up reads the bucket's start and a few
 //! records (about eight to a bucket): one or two cache lines. Nothing of the value is lost, so
 //! frozen keys can be merged with newer ones into a new frozen set.
 //!
 //! A set may keep a few bits more with each value, below it in the record: a *tag* (the key
-//! set keeps how long a key is to be kept there). Its items are then `value << tag_bits | tag`,
-//! ordered by value.
+//! set keeps how long a key is to be kept there, 6 bits: records of 57-64 bits, 7.6-8.5 bytes a
+//! key with the bucket starts). Its items are then `value << tag_bits | tag`, ordered by value.
 
 use crate::search::memory::ZeroedTable;
 
@@ -60,14 +60,15 @@ impl FrozenKeys {
     }
 
     /// The frozen set of `values` (ascending, no repeats, below 2^VALUE_BITS; `len` of them).
-    /// None when there are too many for one set (2^32), or when `values` ends before `len`
-    /// (a freeze stopped).
-    pub(super) fn new(values: impl Iterator<Item = u128>, len: usize) -> Option<FrozenKeys> {
+    #[cfg(test)]
+    fn new(values: impl Iterator<Item = u128>, len: usize) -> Option<FrozenKeys> {
         Self::new_tagged(values, len, 0)
     }
 
     /// The frozen set of `items` (values with tags of `tag_bits` bits, `value << tag_bits |
-    /// tag`: ascending, no value twice); as `new` otherwise.
+    /// tag`: ascending, no value twice, below 2^(VALUE_BITS + tag_bits); `len` of them). None
+    /// when there are too many for one set (2^32), or when `items` ends before `len` (a
+    /// freeze stopped).
     pub(super) fn new_tagged(
         items: impl Iterator<Item = u128>,
         len: usize,

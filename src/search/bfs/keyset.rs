@@ -1,5 +1,5 @@
 //! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
-//! 17 bytes a key, or about 7 once frozen (see `frozen.rs`) when memory runs short; then
+//! 17 bytes a key, or about 8 once frozen (see `frozen.rs`) when memory runs short; then
 //! keys of the levels not kept for good are let go of once old (see `forgetting.rs`).
 
 use super::census::Census;
@@ -43,11 +43,11 @@ pub(super) struct Shard {
     table: ZeroedTable<u64>,
     /// Beside each slot of `table`: the key's 10 further bits, and above them its `Tag`.
     exts: ZeroedTable<u16>,
-    /// Keys frozen for good.
+    /// Keys frozen, each with its tag (an `Entry`): one set, so that a look-up reads one
+    /// bucket (two sets, for good and the rest, took two more loads a look-up).
     frozen: Option<FrozenKeys>,
-    /// Keys frozen to be kept long or short, each with its tag (see `item_of`).
-    transient: Option<FrozenKeys>,
-    /// For each tag of those keys, the levels they were kept on and how many there are.
+    /// For each tag of the keys kept long or short, the levels they were kept on and how many
+    /// of them the frozen set holds.
     spans: Spans,
     /// The first level whose keys the table may hold (the last freeze's).
     since: u32,
@@ -163,33 +163,25 @@ pub(super) fn shard_of(key: u128) -> usize {
     (key >> (128 - SHARD_BITS)) as usize
 }
 
-/// Whether a shard's frozen keys (`frozen`, kept for good, and `transient`) hold `value`. (Free of
-/// the shard, so that an insertion can ask while it holds the table.)
+/// Whether a shard's frozen keys hold `value`. (Free of the shard, so that an insertion can ask
+/// while it holds the table.)
 #[inline]
-fn frozen_holds(frozen: &Option<FrozenKeys>, transient: &Option<FrozenKeys>, value: u128) -> bool {
+fn frozen_holds(frozen: &Option<FrozenKeys>, value: u128) -> bool {
     frozen.as_ref().is_some_and(|f| f.contains(value))
-        || transient.as_ref().is_some_and(|t| t.contains(value))
 }
 
-/// A table's key in the order a freeze sorts them: the value shifted up by `Tag::BITS`, with
-/// its tag below.
+/// A key as a freeze sorts them and the frozen set keeps it: the value shifted up by
+/// `Tag::BITS`, with its tag below.
 type Entry = u128;
 
 fn tag_in(entry: &Entry) -> Tag {
     Tag::from_bits((entry & ((1 << Tag::BITS) - 1)) as u32)
 }
 
-fn value_in(entry: &Entry) -> u128 {
-    entry >> Tag::BITS
-}
-
-/// A key kept long or short as the frozen set keeps it (see `Shard::transient`).
-fn item_of(value: u128, tag: Tag) -> u128 {
-    value << Tag::TRANSIENT_BITS | tag.transient_index() as u128
-}
-
-fn tag_of_item(item: u128) -> Tag {
-    Tag::of_transient_index((item & ((1 << Tag::TRANSIENT_BITS) - 1)) as usize)
+/// The tag in an entry read from a file, if it is one a key can have.
+fn known_tag_in(entry: &Entry) -> Option<Tag> {
+    let bits = (entry & ((1 << Tag::BITS) - 1)) as u32;
+    Some(Tag::from_bits(bits)).filter(|tag| tag.bits() == bits)
 }
 
 /// What each tag of the keys kept long or short spans once frozen (see `Shard::spans`).
@@ -217,7 +209,6 @@ impl Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             exts: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             frozen: None,
-            transient: None,
             spans: [None; Tag::TRANSIENT],
             since: 0,
             census,
@@ -234,21 +225,25 @@ impl Shard {
         }
     }
 
-    /// Bytes of the frozen keys of the spaced levels: kept for good or long.
+    /// Frozen keys kept long or short.
+    fn frozen_transient(&self) -> usize {
+        self.spans.iter().flatten().map(|span| span.keys).sum()
+    }
+
+    /// Bytes of the frozen keys of the spaced levels: kept for good or long (their share of
+    /// the frozen set's bytes).
     fn spaced_bytes(&self) -> usize {
         let long: usize = Tag::transient()
             .filter(|tag| tag.term() == Term::Long)
             .filter_map(|tag| self.spans[tag.transient_index()])
             .map(|span| span.keys)
             .sum();
-        let transient = self.transient.as_ref();
-        let long_bytes = transient.map_or(0, |t| t.bytes() * long / t.len().max(1));
-        self.frozen.as_ref().map_or(0, FrozenKeys::bytes) + long_bytes
+        let spaced = self.frozen_len() - self.frozen_transient() + long;
+        (self.frozen.as_ref()).map_or(0, |f| f.bytes() * spaced / f.len().max(1))
     }
 
     fn frozen_bytes(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
-            + self.transient.as_ref().map_or(0, FrozenKeys::bytes)
     }
 
     fn bytes(&self) -> usize {
@@ -261,17 +256,21 @@ impl Shard {
 
     fn frozen_len(&self) -> usize {
         self.frozen.as_ref().map_or(0, FrozenKeys::len)
-            + self.transient.as_ref().map_or(0, FrozenKeys::len)
     }
 
     #[inline]
     fn is_frozen(&self, value: u128) -> bool {
-        frozen_holds(&self.frozen, &self.transient, value)
+        frozen_holds(&self.frozen, value)
     }
 
     /// Keys kept for good once the table is frozen.
     fn for_good_after_freeze(&self) -> usize {
-        self.frozen.as_ref().map_or(0, FrozenKeys::len) + self.tally.of_term(Term::ForGood)
+        self.frozen_len() - self.frozen_transient() + self.tally.of_term(Term::ForGood)
+    }
+
+    /// Keys the frozen set holds after a freeze that leaves `spans`.
+    fn frozen_after(&self, spans: &Spans) -> usize {
+        self.for_good_after_freeze() + spans.iter().flatten().map(|s| s.keys).sum::<usize>()
     }
 
     /// The spans once the table's keys kept long or short are frozen `at`, each in the block
@@ -323,28 +322,17 @@ impl Shard {
         if u32::try_from(self.len()).is_err() || (self.tally.len == 0 && !self.lets_go(at)) {
             return 0;
         }
-        let transient: usize = self
-            .spans_after(at, true)
-            .iter()
-            .flatten()
-            .map(|s| s.keys)
-            .sum();
-        let permanent = self.for_good_after_freeze();
-        let set_bytes = |keys: usize, tag_bits: u32| match keys {
+        let after = match self.frozen_after(&self.spans_after(at, true)) {
             0 => 0,
-            keys => FrozenKeys::bytes_for_tagged(keys, tag_bits),
-        };
-        let after = set_bytes(permanent, 0)
-            + set_bytes(transient, Tag::TRANSIENT_BITS)
-            + Self::FIRST_SLOTS * SLOT_BYTES;
+            keys => FrozenKeys::bytes_for_tagged(keys, Tag::BITS),
+        } + Self::FIRST_SLOTS * SLOT_BYTES;
         self.bytes().saturating_sub(after)
     }
 
-    /// Moves the table's keys into frozen sets and starts an empty table: keys kept for good
-    /// join those frozen for good, the others those kept long or short, with their tags; keys
-    /// whose term is over `at` are let go of (see `forgetting.rs`). Memory for the sorted
-    /// keys and the new sets is taken on top of the old ones, one shard at a time. False,
-    /// with the shard as it was, if `stop` said so first.
+    /// Moves the table's keys into the frozen set and starts an empty table; keys whose term
+    /// is over `at` are let go of (see `forgetting.rs`). Memory for the sorted keys and the
+    /// new set is taken on top of the old ones, one shard at a time. False, with the shard as
+    /// it was, if `stop` said so first.
     fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> bool {
         let Some(entries) = self.sorted_entries(stop) else {
             return false;
@@ -354,51 +342,38 @@ impl Shard {
             polled += 1;
             !polled.is_multiple_of(STOP_POLL) || !stop()
         };
-        let for_good = self.tally.of_term(Term::ForGood);
-        let frozen = if for_good == 0 {
-            None
-        } else {
-            let old = self.frozen.iter().flat_map(FrozenKeys::values);
-            let new = (entries.iter())
-                .filter(|e| tag_in(e) == Tag::FOR_GOOD)
-                .map(value_in);
-            // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen
-            // set holds: `None` here means the merge was stopped.)
-            let values = merged(old, new).take_while(|_| go_on());
-            match FrozenKeys::new(values, self.for_good_after_freeze()) {
-                Some(frozen) => Some(frozen),
-                None => return false,
-            }
-        };
         let spans = self.spans_after(at, true);
-        let kept = |tag: Tag| spans[tag.transient_index()].is_some();
-        let transient = if self.tally.len == for_good && !self.lets_go(at) {
-            None
-        } else {
-            let old = (self.transient.iter().flat_map(FrozenKeys::values))
-                .filter(|&item| kept(tag_of_item(item)));
-            let new = (entries.iter())
-                .filter(|e| tag_in(e) != Tag::FOR_GOOD && kept(tag_in(e)))
-                .map(|e| item_of(value_in(e), tag_in(e)));
-            let len = spans.iter().flatten().map(|span| span.keys).sum();
-            let items = merged(old, new).take_while(|_| go_on());
-            match FrozenKeys::new_tagged(items, len, Tag::TRANSIENT_BITS) {
-                Some(set) => Some(set),
-                None => return false,
-            }
+        let entries = self
+            .frozen_entries(&entries, &spans)
+            .take_while(|_| go_on());
+        // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set
+        // holds: `None` here means the merge was stopped.)
+        let Some(set) = FrozenKeys::new_tagged(entries, self.frozen_after(&spans), Tag::BITS)
+        else {
+            return false;
         };
-        if frozen.is_some() {
-            self.frozen = frozen;
-        }
-        if let Some(set) = transient {
-            self.transient = (set.len() > 0).then_some(set);
-            self.spans = spans;
-        }
+        self.frozen = (set.len() > 0).then_some(set);
+        self.spans = spans;
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.exts = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.tally = Tally::EMPTY;
         self.since = at.level;
         true
+    }
+
+    /// The frozen set's entries and the table's `entries` (ascending) that `spans` keeps, as
+    /// a freeze leaving `spans` makes them: ascending.
+    fn frozen_entries<'a>(
+        &'a self,
+        entries: &'a [Entry],
+        spans: &'a Spans,
+    ) -> impl Iterator<Item = Entry> + 'a {
+        let kept = |entry: &Entry| {
+            let tag = tag_in(entry);
+            tag == Tag::FOR_GOOD || spans[tag.transient_index()].is_some()
+        };
+        let old = self.frozen.iter().flat_map(FrozenKeys::values);
+        merged(old.filter(kept), entries.iter().copied().filter(kept))
     }
 
     /// The table's keys as entries, ascending; `None` if `stop` said so first. No sort of the
@@ -448,25 +423,19 @@ impl Shard {
         Some(entries)
     }
 
-    /// Writes the shard's keys (see `KeySet::write_values`): those kept for good as a count
-    /// and the values ascending; then the number of tags of keys kept long or short, each tag
-    /// with the oldest and newest level of its keys (4 bytes each), and their keys as a count
-    /// and the values with their tags (`item_of`) ascending: as a freeze now would make them
-    /// without letting any go. Returns the bytes written.
+    /// Writes the shard's keys (see `KeySet::write_values`): the number of tags of keys kept
+    /// long or short, each tag with the oldest and newest level of its keys (4 bytes each);
+    /// then every key as a count and the entries (value and tag) ascending: as a freeze now
+    /// would make them without letting any go. Returns the bytes written.
     fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         let entries = self.sorted_entries(&|| false).expect("not stopped");
-        let frozen = self.frozen.iter().flat_map(FrozenKeys::values);
-        let for_good = (entries.iter())
-            .filter(|e| tag_in(e) == Tag::FOR_GOOD)
-            .map(value_in);
-        let mut bytes = write_set(out, self.for_good_after_freeze(), merged(frozen, for_good))?;
         let at = FreezeAt {
             level: self.clock.level(),
             kept_for: self.clock.kept_for(),
         };
         let spans = self.spans_after(at, false);
         out.write_all(&(spans.iter().flatten().count() as u64).to_le_bytes())?;
-        bytes += 8;
+        let mut bytes = 8;
         for (i, span) in spans.iter().enumerate() {
             if let Some(span) = span {
                 let tag = Tag::of_transient_index(i);
@@ -476,12 +445,8 @@ impl Shard {
                 bytes += 12;
             }
         }
-        let old = self.transient.iter().flat_map(FrozenKeys::values);
-        let new = (entries.iter())
-            .filter(|e| tag_in(e) != Tag::FOR_GOOD)
-            .map(|e| item_of(value_in(e), tag_in(e)));
-        let len = spans.iter().flatten().map(|span| span.keys).sum();
-        bytes += write_set(out, len, merged(old, new))?;
+        let entries = self.frozen_entries(&entries, &spans);
+        bytes += write_set(out, self.frozen_after(&spans), entries)?;
         Ok(bytes)
     }
 
@@ -537,9 +502,7 @@ impl Shard {
         let mut i = home(word, len);
         let new = loop {
             match table[i] {
-                0 if frozen_holds(&self.frozen, &self.transient, value_of(word, ext)) => {
-                    break false
-                }
+                0 if frozen_holds(&self.frozen, value_of(word, ext)) => break false,
                 0 => {
                     // The extension first: a look-up that sees the word sees it too.
                     exts[i] = ext | (tag.bits() as u16) << EXT_BITS;
@@ -620,24 +583,16 @@ impl Shard {
             load(next);
         }
         crate::search::machine::prefetch(&self.exts.as_slice()[i]);
-        let value = value_of(stored(key), ext_of(key));
         if let Some(frozen) = &self.frozen {
-            frozen.prefetch(value);
-        }
-        if let Some(transient) = &self.transient {
-            transient.prefetch(value);
+            frozen.prefetch(value_of(stored(key), ext_of(key)));
         }
     }
 
     /// See `KeySet::prefetch_frozen`.
     #[inline]
     fn prefetch_frozen(&self, key: u128) {
-        let value = value_of(stored(key), ext_of(key));
         if let Some(frozen) = &self.frozen {
-            frozen.prefetch_records(value);
-        }
-        if let Some(transient) = &self.transient {
-            transient.prefetch_records(value);
+            frozen.prefetch_records(value_of(stored(key), ext_of(key)));
         }
     }
 
@@ -748,7 +703,6 @@ impl KeySet {
     ) -> std::io::Result<KeySet> {
         let mut set = KeySet::with_census(census, forgetting);
         for shard in &mut set.shards {
-            shard.frozen = read_set(input, 0, &mut |_| true)?;
             let mut count = [0u8; 8];
             input.read_exact(&mut count)?;
             let tags = u64::from_le_bytes(count);
@@ -772,14 +726,18 @@ impl KeySet {
                 });
             }
             let spans = &mut shard.spans;
-            let mut count_in = |item: u128| match &mut spans[tag_of_item(item).transient_index()] {
-                Some(span) => {
-                    span.keys += 1;
-                    true
-                }
+            let mut count_in = |entry: Entry| match known_tag_in(&entry) {
+                Some(Tag::FOR_GOOD) => true,
+                Some(tag) => match &mut spans[tag.transient_index()] {
+                    Some(span) => {
+                        span.keys += 1;
+                        true
+                    }
+                    None => false,
+                },
                 None => false,
             };
-            shard.transient = read_set(input, Tag::TRANSIENT_BITS, &mut count_in)?;
+            shard.frozen = read_set(input, Tag::BITS, &mut count_in)?;
             shard.since = level;
         }
         set.set_level(level);
@@ -843,7 +801,7 @@ impl KeySet {
         }
     }
 
-    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 7
+    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 8
     /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of one
     /// level in `KEPT_FOR_GOOD_EVERY` stay frozen for good; the others are let go of once
     /// their term is over (see `forgetting.rs`; the short term is cut, down to
@@ -949,7 +907,6 @@ impl KeySet {
     }
 }
 
-/// One frozen set as `Shard::write_values` wrote it: a count, then the values ascending
 /// One frozen set as `Shard::write_values` wrote it: a count, then the values (with tags of
 /// `tag_bits` bits) ascending, each of which `check` accepts (`None` for none).
 fn read_set(
@@ -1001,6 +958,10 @@ fn read_set(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn value_in(entry: &Entry) -> u128 {
+        entry >> Tag::BITS
+    }
 
     /// Inserts `per_level` new keys (`i * 0x9e37...`, i = level * per_level + j) on each of
     /// `levels`, frozen after each level if `freeze`.
@@ -1275,9 +1236,13 @@ mod tests {
             assert!(
                 KeySet::read_values(&mut &copy[..copy.len() - 3], None, forgetting, 39).is_err()
             );
+            // (Shard 0's first two keys, after its tags' headers and its count.)
+            let tags = u64::from_le_bytes(copy[..8].try_into().unwrap()) as usize;
+            let first = 8 + 12 * tags + 8;
+            let (a, b) = (first..first + 10, first + 10..first + 20);
             let mut swapped = copy.clone();
-            swapped[8..18].copy_from_slice(&copy[18..28]);
-            swapped[18..28].copy_from_slice(&copy[8..18]);
+            swapped[a.clone()].copy_from_slice(&copy[b.clone()]);
+            swapped[b].copy_from_slice(&copy[a]);
             assert!(KeySet::read_values(&mut swapped.as_slice(), None, forgetting, 39).is_err());
         }
     }
@@ -1311,21 +1276,31 @@ mod tests {
         let forgetting = Forgetting::default();
         let mut set = KeySet::with_census(None, forgetting);
         set.set_level(1);
-        // A key of shard 0: its keys come first (no key kept for good, one set).
+        // A key of shard 0: its tag's header comes first.
         assert_eq!(set.insert(12345, usize::MAX, false), Ok(true));
         let mut copy = Vec::new();
         set.write_values(&mut copy).unwrap();
-        assert_eq!(u64::from_le_bytes(copy[8..16].try_into().unwrap()), 1);
+        assert_eq!(u64::from_le_bytes(copy[..8].try_into().unwrap()), 1);
         assert!(KeySet::read_values(&mut copy.as_slice(), None, forgetting, 1).is_ok());
         let damaged = |at: usize, value: u32| {
             let mut bad = copy.clone();
             bad[at..at + 4].copy_from_slice(&value.to_le_bytes());
             KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
         };
-        let tag = u32::from_le_bytes(copy[16..20].try_into().unwrap());
-        assert!(damaged(16, Tag::FOR_GOOD.bits()), "a tag kept for good");
-        assert!(damaged(16, tag + 1), "the keys' tag not named");
-        assert!(damaged(20, 2), "oldest after newest");
+        let tag = u32::from_le_bytes(copy[8..12].try_into().unwrap());
+        assert!(damaged(8, Tag::FOR_GOOD.bits()), "a tag kept for good");
+        assert!(damaged(8, tag + 1), "the keys' tag not named");
+        assert!(damaged(12, 2), "oldest after newest");
+        // The key's own tag: one no key can have, or another's.
+        let entry_at = 8 + 12 + 8;
+        let with_tag = |bits: u8| {
+            let mut bad = copy.clone();
+            bad[entry_at] = bad[entry_at] & !0x3f | bits;
+            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
+        };
+        assert!(!with_tag(tag as u8), "the key as written");
+        assert!(with_tag(1), "a tag no key has");
+        assert!(with_tag(tag as u8 + 1), "a tag without a header");
     }
 
     /// Once the keys kept for good take half of what the set took before a freeze, only every
