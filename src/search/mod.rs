@@ -17,7 +17,7 @@ use crate::shogi::stipulation::{verify_solution, StipulationError};
 use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
 pub use bfs::{
     bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, LevelStats,
-    GAP_BUCKETS,
+    LocalRank, Transport, GAP_BUCKETS,
 };
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
@@ -76,12 +76,27 @@ pub struct Limits {
     /// Checkpoints of the breadth-first pass, and whether it starts from one (None: none).
     pub checkpoint: Option<Checkpointing>,
     /// Which keys the breadth-first pass lets go of once memory is short (the default: keys of
-    /// every other level kept for good, the others for 256 levels; tests let them go after 2
-    /// levels so that positions are forgotten and expanded again all the time).
+    /// one level in 16 kept for good, of every other level for 1,024 levels, the others for
+    /// 256; tests let them go after 2 levels so that positions are forgotten and expanded
+    /// again all the time).
     pub forgetting: Forgetting,
     /// The breadth-first pass freezes its keys after every level, as when memory runs short
     /// (tests: the frozen stores on every level of small problems).
     pub freeze_every_level: bool,
+    /// The ranks the breadth-first pass is shared among, this solver being one of them: the
+    /// pass starts at once, and every rank's solver, given the same problem and limits, gives
+    /// the same answer.
+    pub ranks: Option<Ranks>,
+}
+
+/// One rank of a distributed breadth-first pass (see [`Limits::ranks`]).
+#[derive(Clone)]
+pub struct Ranks(pub std::sync::Arc<dyn Transport>);
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {} of {}", self.0.rank(), self.0.ranks())
+    }
 }
 
 /// Which searches to use. Both give the same answers; `Auto` is the fastest.
@@ -543,6 +558,7 @@ impl<'s, 'p> Run<'s, 'p> {
         let narrow = self.last_iteration_nodes < CHEAP_ITERATION_NODES
             || self.work_per_ply <= self.previous_work_per_ply.saturating_mul(NARROW_GROWTH);
         let wanted = match self.limits.strategy {
+            _ if self.limits.ranks.is_some() => true,
             Strategy::Auto => self.lower_bound >= BFS_FROM_PLIES && narrow,
             Strategy::Deepening => false,
             Strategy::BreadthFirst => true,
@@ -625,6 +641,19 @@ impl<'s, 'p> Run<'s, 'p> {
             forgetting: self.limits.forgetting,
             freeze_every_level: self.limits.freeze_every_level,
         };
+        if let Some(ranks) = &self.limits.ranks {
+            // The pass takes the whole memory: it is all there is to a distributed search.
+            solver.tt = TranspositionTable::new_lazy(1).expect("a 1 MB table");
+            let bfs_limits = bfs::BfsLimits {
+                budget_bytes: hash_mb.saturating_sub(1).max(1) << 20,
+                ..bfs_limits
+            };
+            let outcome =
+                bfs::distributed::search(&self.pos, &bfs_limits, &*ranks.0, &mut self.nodes);
+            self.solver.tt = TranspositionTable::new_lazy(table_mb)
+                .unwrap_or_else(|_| TranspositionTable::new_lazy(1).expect("a 1 MB table"));
+            return self.breadth_first_outcome(outcome);
+        }
         let caches = solver.caches.get_or_insert_with(bfs::Caches::new);
         let tt = &mut solver.tt;
         let mut table_taken = false;
@@ -678,6 +707,16 @@ impl<'s, 'p> Run<'s, 'p> {
             self.solver.tt = TranspositionTable::new_lazy(table_mb)
                 .unwrap_or_else(|_| TranspositionTable::new_lazy(1).expect("a 1 MB table"));
         }
+        self.breadth_first_outcome(outcome)
+    }
+
+    /// The result of the breadth-first pass's `outcome`, or None where deepening goes on (after
+    /// a distributed pass, every rank deepens alone: they all gave up together, and each finds
+    /// the answer one process would).
+    fn breadth_first_outcome(
+        &mut self,
+        outcome: bfs::BfsOutcome,
+    ) -> Result<Option<SearchResult>, SearchError> {
         match outcome {
             bfs::BfsOutcome::Mate { lines, count } => {
                 let len = lines[0].len() as u32;

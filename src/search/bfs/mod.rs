@@ -21,6 +21,7 @@ mod census;
 mod checkpoint;
 mod crew;
 mod disk;
+pub(crate) mod distributed;
 mod expand;
 mod forgetting;
 mod frozen;
@@ -36,6 +37,7 @@ pub use census::{bucket_floor, GAP_BUCKETS};
 pub(crate) use checkpoint::Plan as CheckpointPlan;
 pub use checkpoint::{CheckpointStart, Checkpointing};
 pub use disk::{DiskBudget, DiskError};
+pub use distributed::transport::{LocalRank, Transport};
 pub use forgetting::Forgetting;
 
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};

@@ -1,0 +1,602 @@
+//! The breadth-first pass shared among ranks (threads of one process, or MPI processes on many
+//! machines), each owning the positions whose keys fall in its share.
+//!
+//! Every level, each rank expands its own positions, keeps back the children it owns and has
+//! seen before, and sends every other child to its owner; the owners take what they receive in
+//! the order the one-process pass would have met it, so that the levels, counts and lines come
+//! out exactly as that pass's:
+//!
+//! - A level's positions have *global indices*: their places in the one-process pass's level.
+//!   A child's order is its parent's global index and its place among the parent's children
+//!   (`wire::order_of`); an owner sorts what it receives by that order, keeps the first of
+//!   each new key as the position and the rest as further ways into it (counting), and the
+//!   ranks then learn every new position's global index from the orders of all ranks' new
+//!   positions (gathered: 8 bytes a position).
+//! - A link's parent is a rank and a local index together (`wire::node_ref`); a line is read
+//!   back from the mate, every rank walking the same way in step, the owner of each position
+//!   telling all the edges into it.
+//! - Every level ends with a word of status from every rank (mate, memory, stop), so that
+//!   all ranks end together, with the same outcome.
+//!
+//! The keys, the levels and the links stay in memory here (the disk, checkpoints and
+//! forgetting are the one-process pass's for now), each rank expands on one thread, and
+//! a level's children are exchanged at once.
+
+pub mod transport;
+mod wire;
+
+use super::expand::{self, DeadCache, Looking, NewChild, Pipeline};
+use super::graph::LevelGraph;
+use super::keyset::{KeyMap, KeySet};
+use super::level::{LevelEdges, LevelPositions, Link, Mate, Parent};
+use super::{BfsLimits, BfsOutcome, GiveUp};
+use crate::search::helpmate::{Abort, POLL_INTERVAL};
+use crate::shogi::{Move, Position};
+use std::time::Instant;
+use transport::Transport;
+use wire::{Candidate, RankMate};
+
+/// The rank that owns `key` among `ranks`: from bits the key set keeps none of (it keeps the
+/// low 74 and the top 6), so that a rank's shards fill as evenly as one process's.
+fn rank_of(key: u128, ranks: usize) -> usize {
+    ((((key >> 80) as u32) as u64 * ranks as u64) >> 32) as usize
+}
+
+/// A level's status, as every rank says it at the level's end: the largest wins.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Status {
+    Going = 0,
+    Mate = 1,
+    /// The rank's key set could not grow within its budget.
+    Memory = 2,
+    /// A message from another rank could not be read (a bug: the pass ends).
+    Damaged = 3,
+    Timeout = 4,
+    Stopped = 5,
+}
+
+impl Status {
+    fn of(code: u64) -> Status {
+        match code {
+            0 => Status::Going,
+            1 => Status::Mate,
+            2 => Status::Memory,
+            3 => Status::Damaged,
+            4 => Status::Timeout,
+            _ => Status::Stopped,
+        }
+    }
+
+    fn of_abort(abort: Abort) -> Status {
+        match abort {
+            Abort::Timeout => Status::Timeout,
+            _ => Status::Stopped,
+        }
+    }
+
+    /// Why the pass gives up on a level that ended so (memory, as for a damaged message: one
+    /// process would deepen then, and so does every rank).
+    fn reason(self) -> GiveUp {
+        match self {
+            Status::Timeout => GiveUp::Aborted(Abort::Timeout),
+            Status::Stopped => GiveUp::Aborted(Abort::Stopped),
+            _ => GiveUp::Memory,
+        }
+    }
+}
+
+/// This rank's part of a level.
+struct Part {
+    positions: LevelPositions,
+    /// Each position's global index.
+    globals: Vec<u64>,
+    /// Ways into each position (counting).
+    counts: Vec<u32>,
+}
+
+/// The pass among the ranks of `transport`, each calling it with the same root and limits;
+/// every rank returns the same outcome, and `nodes` counts the moves of all ranks.
+pub(crate) fn search(
+    root: &Position,
+    limits: &BfsLimits,
+    transport: &dyn Transport,
+    nodes: &mut u64,
+) -> BfsOutcome {
+    let before = *nodes;
+    let outcome = pass(root, limits, transport, nodes);
+    // Every rank's moves, as one process counts them.
+    *nodes = before + transport.sum(*nodes - before);
+    outcome
+}
+
+fn pass(
+    root: &Position,
+    limits: &BfsLimits,
+    transport: &dyn Transport,
+    nodes: &mut u64,
+) -> BfsOutcome {
+    let (me, ranks) = (transport.rank(), transport.ranks());
+    let cap = limits.solution_cap.max(1);
+    let counting = cap > 1;
+    let mut seen = KeySet::with_census(None, limits.forgetting);
+    let mut part = Part {
+        positions: LevelPositions::default(),
+        globals: Vec::new(),
+        counts: Vec::new(),
+    };
+    if rank_of(root.key(), ranks) == me {
+        let _ = seen.insert(root.key(), usize::MAX, false);
+        part.positions = LevelPositions::root(root, limits.rules);
+        part.globals.push(0);
+        part.counts.push(1);
+    }
+    let mut graph = LevelGraph::default();
+    let dead = DeadCache::new();
+    let mut pipeline = Pipeline::new();
+    let mut depth = 0u32;
+    let started = Instant::now();
+    loop {
+        let lower_bound = limits.mate_length(depth);
+        let give_up = |reason| BfsOutcome::GaveUp {
+            lower_bound,
+            reason,
+        };
+        if lower_bound > limits.max_plies {
+            return give_up(GiveUp::MaxPlies);
+        }
+        seen.set_level(depth + 1);
+        let expanded = expand_part(
+            &part,
+            (&seen, &dead, &mut pipeline),
+            limits,
+            (me, ranks),
+            nodes,
+        );
+        match Status::of(transport.max(expanded.status as u64)) {
+            Status::Going => {}
+            Status::Mate => {
+                return mate_outcome(expanded.mates, &graph, transport, depth, cap)
+                    .unwrap_or_else(|| give_up(GiveUp::Memory));
+            }
+            status => return give_up(status.reason()),
+        }
+        let incoming = transport.all_to_all(expanded.outgoing);
+        let held = graph.bytes() + part.positions.bytes() + part.globals.capacity() * 8;
+        let budget = limits.budget_bytes.saturating_sub(held);
+        let kept = keep_new(incoming, (&mut seen, me), (counting, cap), budget, limits);
+        let status = kept.as_ref().err().copied().unwrap_or(Status::Going);
+        let next = match (Status::of(transport.max(status as u64)), kept) {
+            (Status::Going, Ok(next)) => next,
+            (status, _) => return give_up(status.reason()),
+        };
+        let orders: Vec<u8> = next.orders.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let gathered = transport.all_gather(orders);
+        let Some(globals) = global_indices(&next.orders, &gathered, me) else {
+            return give_up(GiveUp::Memory);
+        };
+        if transport.sum(next.positions.len() as u64) == 0 {
+            return BfsOutcome::NoMate;
+        }
+        if let Err(e) = graph.push(next.edges) {
+            return give_up(GiveUp::Disk(e));
+        }
+        part = Part {
+            positions: next.positions,
+            globals,
+            counts: next.counts,
+        };
+        depth += 1;
+        if limits.level_log.is_some() {
+            log_level(
+                limits,
+                transport,
+                depth,
+                (&part, &seen, &graph),
+                *nodes,
+                started,
+            );
+        }
+    }
+}
+
+/// Sends the level log the figures of level `depth` summed over the ranks (from rank 0).
+fn log_level(
+    limits: &BfsLimits,
+    transport: &dyn Transport,
+    depth: u32,
+    (part, seen, graph): (&Part, &KeySet, &LevelGraph),
+    nodes: u64,
+    started: Instant,
+) {
+    let checks = part.positions.checks.len();
+    let bytes = seen.bytes() + graph.bytes() + part.positions.bytes();
+    let mine = [
+        part.positions.len(),
+        seen.len(),
+        seen.bytes(),
+        graph.bytes(),
+        bytes,
+        nodes as usize,
+        checks,
+    ];
+    let mut bytes_out = Vec::new();
+    for figure in mine {
+        bytes_out.extend_from_slice(&(figure as u64).to_le_bytes());
+    }
+    let mut sums = [0usize; 7];
+    for theirs in transport.all_gather(bytes_out) {
+        for (sum, word) in sums.iter_mut().zip(theirs.chunks_exact(8)) {
+            *sum += u64::from_le_bytes(word.try_into().expect("8 bytes")) as usize;
+        }
+    }
+    let Some(log) = limits.level_log.as_ref().filter(|_| transport.rank() == 0) else {
+        return;
+    };
+    let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks] = sums;
+    // (The receiver may be gone: nothing to do then.)
+    let _ = log.send(super::LevelStats {
+        plies: 2 * depth,
+        positions,
+        keys,
+        key_bytes,
+        graph_bytes,
+        disk_bytes: 0,
+        bytes,
+        elapsed: started.elapsed(),
+        nodes: nodes as u64,
+        checks: Some(checks),
+        gaps: [0; super::GAP_BUCKETS],
+        ghosts: 0,
+        checkpoints: (std::time::Duration::ZERO, 0),
+    });
+}
+
+/// What a rank's expansion of its part came to.
+struct Expanded {
+    status: Status,
+    /// Its mates, in order (the first only, unless counting).
+    mates: Vec<RankMate>,
+    /// The children to send, by owner.
+    outgoing: Vec<Vec<u8>>,
+}
+
+/// Expands this rank's part of the level: mates found, and the children it does not know of,
+/// each for its owner.
+fn expand_part(
+    part: &Part,
+    (seen, dead, pipeline): (&KeySet, &DeadCache, &mut Pipeline),
+    limits: &BfsLimits,
+    (me, ranks): (usize, usize),
+    nodes: &mut u64,
+) -> Expanded {
+    let counting = limits.solution_cap > 1;
+    let mut outbox = Outbox {
+        seen,
+        ranks,
+        me,
+        globals: &part.globals,
+        outgoing: vec![Vec::new(); ranks],
+        parent: u32::MAX,
+        next_ordinal: 0,
+        ordinal: 0,
+    };
+    let mut mates: Vec<Mate> = Vec::new();
+    let mut status = Status::Going;
+    pipeline.reset();
+    let mut next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
+    for index in 0..part.positions.len() {
+        let (packed, checks) = part.positions.get(index);
+        let parent = Parent {
+            packed,
+            checks,
+            index: index as u32,
+            paths: if counting { part.counts[index] } else { 1 },
+        };
+        *nodes += pipeline.current().generate(
+            parent,
+            (seen, dead, &outbox),
+            &mut mates,
+            Looking {
+                selfmate: limits.selfmate,
+                rules: limits.rules,
+                first_mate_only: !counting,
+                mate_elsewhere: false,
+            },
+        );
+        if !mates.is_empty() && !counting {
+            break;
+        }
+        if mates.is_empty() {
+            let _ = pipeline.previous().resolve(dead, &mut outbox);
+        }
+        pipeline.advance();
+        if *nodes >= next_poll {
+            next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
+            if let Some(abort) = limits.interrupt.check(Instant::now()) {
+                status = Status::of_abort(abort);
+                break;
+            }
+        }
+    }
+    if mates.is_empty() && status == Status::Going {
+        let _ = pipeline.previous().resolve(dead, &mut outbox);
+    }
+    let mut rank_mates = Vec::with_capacity(mates.len());
+    // Mates of one parent come in the order they were found: their place among the parent's.
+    let mut last_parent = None;
+    let mut seq = 0u32;
+    for mate in &mates {
+        if last_parent != Some(mate.parent) {
+            last_parent = Some(mate.parent);
+            seq = 0;
+        }
+        rank_mates.push(RankMate {
+            order: wire::order_of(part.globals[mate.parent as usize], seq),
+            parent: mate.parent,
+            check: mate.check,
+            reply: mate.reply,
+            paths: mate.paths,
+        });
+        seq += 1;
+    }
+    if status == Status::Going && !mates.is_empty() {
+        status = Status::Mate;
+    }
+    Expanded {
+        status,
+        mates: rank_mates,
+        outgoing: outbox.outgoing,
+    }
+}
+
+/// Where a rank's children go: those it owns and has seen on earlier levels are dropped, the
+/// rest are packed for their owners with their order.
+struct Outbox<'a> {
+    seen: &'a KeySet,
+    ranks: usize,
+    me: usize,
+    globals: &'a [u64],
+    outgoing: Vec<Vec<u8>>,
+    /// The parent whose children are being resolved, and the place of the next among them.
+    parent: u32,
+    next_ordinal: u32,
+    /// The place of the child last asked about.
+    ordinal: u32,
+}
+
+impl expand::ChildSink for Outbox<'_> {
+    type Stop = ();
+
+    #[inline]
+    fn prefetch_frozen(&self, key: u128) {
+        self.seen.prefetch_frozen(key);
+    }
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, _paths: u32) -> bool {
+        // Every child is asked about first, in the order they were generated.
+        if link.parent != self.parent {
+            self.parent = link.parent;
+            self.next_ordinal = 0;
+        }
+        self.ordinal = self.next_ordinal;
+        self.next_ordinal += 1;
+        rank_of(key, self.ranks) == self.me && self.seen.contains(key)
+    }
+
+    fn add(&mut self, child: NewChild) -> Result<(), ()> {
+        let owner = rank_of(child.key, self.ranks);
+        let order = wire::order_of(self.globals[child.link.parent as usize], self.ordinal);
+        wire::put_candidate(
+            &mut self.outgoing[owner],
+            (child.key, order, &child.link, child.paths),
+            &child.pos.pack(),
+            child.checks,
+        );
+        Ok(())
+    }
+}
+
+/// The next level's part of this rank, in order.
+struct NextPart {
+    positions: LevelPositions,
+    counts: Vec<u32>,
+    edges: LevelEdges,
+    /// Each new position's order.
+    orders: Vec<u64>,
+}
+
+/// Keeps the new positions among the children received, in their order.
+fn keep_new(
+    incoming: Vec<Vec<u8>>,
+    (seen, me): (&mut KeySet, usize),
+    (counting, cap): (bool, u32),
+    budget: usize,
+    limits: &BfsLimits,
+) -> Result<NextPart, Status> {
+    let ranks = incoming.len();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut checks: Vec<Move> = Vec::new();
+    for (from, bytes) in incoming.iter().enumerate() {
+        let first = candidates.len();
+        wire::read_candidates(bytes, &mut candidates, &mut checks).ok_or(Status::Damaged)?;
+        // The sender's local parent becomes a reference any rank can follow.
+        for candidate in &mut candidates[first..] {
+            candidate.link.parent =
+                wire::node_ref(from, candidate.link.parent, ranks).ok_or(Status::Memory)?;
+        }
+    }
+    drop(incoming);
+    candidates.sort_unstable_by_key(|c| c.order);
+    let mut next = NextPart {
+        positions: LevelPositions::default(),
+        counts: Vec::new(),
+        edges: LevelEdges::default(),
+        orders: Vec::new(),
+    };
+    let mut index: KeyMap<u32> = KeyMap::default();
+    let mut froze = false;
+    for candidate in &candidates {
+        let inserted = loop {
+            let held = next.positions.bytes() + next.edges.bytes() + next.counts.capacity() * 4;
+            match seen.insert(candidate.key, budget.saturating_sub(held), false) {
+                Ok(inserted) => break inserted,
+                Err(()) if !froze => {
+                    froze = true;
+                    let stop = || limits.interrupt.check(Instant::now()).is_some();
+                    if seen.freeze(None, &stop).is_none() {
+                        return Err(limits
+                            .interrupt
+                            .check(Instant::now())
+                            .map_or(Status::Memory, Status::of_abort));
+                    }
+                }
+                Err(()) => return Err(Status::Memory),
+            }
+        };
+        if inserted {
+            next.positions
+                .push(candidate.packed, &checks[candidate.checks.clone()]);
+            next.edges.first.push(candidate.link);
+            next.orders.push(candidate.order);
+            if counting {
+                index.insert(candidate.key, next.counts.len() as u32);
+                next.counts.push(candidate.paths);
+            }
+        } else if counting {
+            if let Some(&child) = index.get(&candidate.key) {
+                next.edges.extra.push((child, candidate.link));
+                let c = &mut next.counts[child as usize];
+                *c = c.saturating_add(candidate.paths).min(cap);
+            }
+        }
+    }
+    // Every position of the level must have a reference, for the links and mates to come.
+    let len = u32::try_from(next.positions.len()).map_err(|_| Status::Memory)?;
+    wire::node_ref(me, len, ranks).ok_or(Status::Memory)?;
+    next.positions.shrink_to_fit();
+    Ok(next)
+}
+
+/// The global index of each of `mine` (ascending orders of this rank's new positions): how
+/// many new positions of all ranks come before it. None if a rank's list is damaged.
+fn global_indices(mine: &[u64], gathered: &[Vec<u8>], me: usize) -> Option<Vec<u64>> {
+    let mut globals: Vec<u64> = (0..mine.len() as u64).collect();
+    for (rank, bytes) in gathered.iter().enumerate() {
+        if rank == me {
+            continue;
+        }
+        if bytes.len() % 8 != 0 {
+            return None;
+        }
+        let theirs = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        // Both ascending: walk them together.
+        let mut before = 0u64;
+        let mut theirs = theirs.peekable();
+        for (order, global) in mine.iter().zip(&mut globals) {
+            while theirs.next_if(|&t| t < *order).is_some() {
+                before += 1;
+            }
+            *global += before;
+        }
+    }
+    Some(globals)
+}
+
+/// The pass's outcome once a level has mates (on any rank): the count and the lines, the same
+/// on every rank. None if a message could not be read (on every rank alike: each reads what
+/// all gathered).
+fn mate_outcome(
+    mine: Vec<RankMate>,
+    graph: &LevelGraph,
+    transport: &dyn Transport,
+    depth: u32,
+    cap: u32,
+) -> Option<BfsOutcome> {
+    let ranks = transport.ranks();
+    let me = transport.rank();
+    let mut bytes = Vec::new();
+    for mate in &mine {
+        // (Checked when the level was made: see `keep_new`.)
+        let parent = wire::node_ref(me, mate.parent, ranks).expect("a level's references fit");
+        wire::put_mate(&mut bytes, &RankMate { parent, ..*mate });
+    }
+    let mut mates = Vec::new();
+    for bytes in transport.all_gather(bytes) {
+        wire::read_mates(&bytes, &mut mates)?;
+    }
+    mates.sort_by_key(|m| m.order);
+    let counting = cap > 1;
+    if !counting {
+        mates.truncate(1);
+    }
+    let count = mates
+        .iter()
+        .fold(0u32, |c, m| c.saturating_add(m.paths).min(cap));
+    let count = if counting { count } else { 1 };
+    let mut lines = Vec::new();
+    let mut suffix = Vec::new();
+    for mate in &mates {
+        suffix.clear();
+        suffix.extend(mate.reply);
+        suffix.push(mate.check);
+        walk_back(
+            (graph, transport),
+            depth as usize,
+            mate.parent,
+            &mut suffix,
+            &mut lines,
+            cap as usize,
+        )?;
+        if lines.len() >= cap as usize {
+            break;
+        }
+    }
+    Some(BfsOutcome::Mate { lines, count })
+}
+
+/// `LevelGraph::walk_back` among the ranks: every rank takes the same steps, the owner of each
+/// position telling the edges into it.
+fn walk_back(
+    (graph, transport): (&LevelGraph, &dyn Transport),
+    depth: usize,
+    node: u32,
+    suffix: &mut Vec<Move>,
+    lines: &mut Vec<Vec<Move>>,
+    cap: usize,
+) -> Option<()> {
+    if depth == 0 {
+        lines.push(suffix.iter().rev().copied().collect());
+        return Some(());
+    }
+    let (owner, local) = wire::node_of(node, transport.ranks());
+    let mut mine = Vec::new();
+    if owner == transport.rank() {
+        // (A link file that cannot be read sends nothing: every rank then gives up.)
+        if let Ok(links) = graph.edges_into(depth, local) {
+            wire::put_links(&mut mine, &links);
+        }
+    }
+    let gathered = transport.all_gather(mine);
+    let links = wire::read_links(&gathered[owner])?;
+    for link in links {
+        if lines.len() >= cap {
+            break;
+        }
+        suffix.push(link.evasion);
+        suffix.push(link.check);
+        walk_back(
+            (graph, transport),
+            depth - 1,
+            link.parent,
+            suffix,
+            lines,
+            cap,
+        )?;
+        suffix.pop();
+        suffix.pop();
+    }
+    Some(())
+}

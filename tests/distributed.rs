@@ -1,0 +1,126 @@
+//! The breadth-first pass shared among ranks (here threads of this process, each with its own
+//! solver, talking through `LocalRank`): at 2 and 3 ranks every rank gives the same length,
+//! count and lines as one process's pass, on every test row up to 120 plies and every no-mate
+//! row, and a stop reaches every rank.
+
+mod common;
+
+use common::{helpmates, nomates};
+use kyozume::search::{
+    verify_helpmate, Limits, LocalRank, Outcome, Ranks, SearchResult, Solver, Strategy, Transport,
+};
+use kyozume::shogi::Position;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+fn solve_alone(sfen: &str, limits: &Limits) -> SearchResult {
+    let pos = Position::from_sfen(sfen).unwrap();
+    let mut solver = Solver::new(64).unwrap();
+    let stop = AtomicBool::new(false);
+    kyozume::search::with_search_stack(|| solver.solve(&pos, limits, &stop, &mut |_| {})).unwrap()
+}
+
+/// Every rank's result, by rank, with `stop` raised for all of them (as a user's stop is); and
+/// the plies of the last level the pass made (0 for none), from rank 0's level log.
+fn solve_among(
+    ranks: usize,
+    sfen: &str,
+    limits: &Limits,
+    stop: &AtomicBool,
+) -> (Vec<SearchResult>, u32) {
+    let pos = Position::from_sfen(sfen).unwrap();
+    let (log, levels) = crossbeam_channel::unbounded();
+    let limits = &Limits {
+        level_log: Some(log),
+        ..limits.clone()
+    };
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = LocalRank::group(ranks)
+            .into_iter()
+            .map(|rank| {
+                let limits = Limits {
+                    ranks: Some(Ranks(Arc::new(rank) as Arc<dyn Transport>)),
+                    ..limits.clone()
+                };
+                let pos = &pos;
+                std::thread::Builder::new()
+                    .stack_size(kyozume::search::SEARCH_STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        let mut solver = Solver::new(64).unwrap();
+                        solver.solve(pos, &limits, stop, &mut |_| {}).unwrap()
+                    })
+                    .unwrap()
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let last = levels.try_iter().map(|l| l.plies).max().unwrap_or(0);
+    (results, last)
+}
+
+#[test]
+fn ranks_give_one_process_lengths_counts_and_lines() {
+    let mut rows: Vec<(String, String)> = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= 120)
+        .map(|p| (p.name, p.sfen))
+        .collect();
+    let helpmate_rows = rows.len();
+    rows.extend(nomates());
+    assert!(helpmate_rows >= 100, "{helpmate_rows} rows");
+    let stop = AtomicBool::new(false);
+    let mut by_the_pass = 0;
+    for (i, (name, sfen)) in rows.iter().enumerate() {
+        // Counting up to 5 on most rows, the first line only on every fourth.
+        let limits = Limits {
+            strategy: Strategy::BreadthFirst,
+            solution_limit: if i % 4 == 3 { 1 } else { 5 },
+            threads: 1,
+            ..Default::default()
+        };
+        let alone = solve_alone(sfen, &limits);
+        for ranks in [2, 3] {
+            let (results, last_level) = solve_among(ranks, sfen, &limits, &stop);
+            // (Where memory ran short, every rank deepened alone.)
+            if let Outcome::Mate(line) = &alone.outcome {
+                by_the_pass += usize::from(last_level + 1 == line.len() as u32);
+            }
+            for (rank, result) in results.iter().enumerate() {
+                let at = format!("{name}, rank {rank} of {ranks}");
+                assert_eq!(result.outcome, alone.outcome, "{at}");
+                assert_eq!(result.solutions, alone.solutions, "{at}");
+                if let Outcome::Mate(line) = &result.outcome {
+                    verify_helpmate(&Position::from_sfen(sfen).unwrap(), line).unwrap();
+                }
+            }
+        }
+    }
+    // The ranks' pass itself found nearly every mate (rows of one ply have no level to make).
+    assert!(
+        by_the_pass * 10 >= helpmate_rows * 2 * 9,
+        "{by_the_pass} of {} solves",
+        helpmate_rows * 2
+    );
+}
+
+#[test]
+fn a_stop_ends_every_rank() {
+    let sfen = helpmates()
+        .into_iter()
+        .find(|p| p.name == "fmrs_morishige_1965")
+        .unwrap()
+        .sfen;
+    let limits = Limits {
+        strategy: Strategy::BreadthFirst,
+        threads: 1,
+        ..Default::default()
+    };
+    let stop = AtomicBool::new(true);
+    for result in solve_among(3, &sfen, &limits, &stop).0 {
+        assert!(
+            matches!(result.outcome, Outcome::Unknown { .. }),
+            "{:?}",
+            result.outcome
+        );
+    }
+}
