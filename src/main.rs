@@ -99,6 +99,12 @@ enum Command {
         /// further checkpoints there. With --batch, problems without one start afresh.
         #[arg(long, value_name = "DIR")]
         resume: Option<std::path::PathBuf>,
+        /// Share the breadth-first pass among the processes of an MPI job (`mpirun -np P
+        /// kyozume solve --distributed ...`): each keeps its share of the positions within
+        /// --hash and expands them with one thread; rank 0 prints the answer. Needs a build
+        /// with `--features mpi`.
+        #[arg(long, conflicts_with_all = ["batch", "checkpoint", "resume", "probe"])]
+        distributed: bool,
         /// What the problem asks for: H# (ばか詰, the default) or HS# (協力自玉詰: the
         /// defender's last move mates the attacker). Stands over what a file names.
         #[arg(long, value_name = "H#|HS#", value_parser = parse_goal)]
@@ -194,6 +200,36 @@ fn load_config(cli: &Cli) -> Result<EngineConfig, ExitCode> {
         eprintln!("kyozume: {e}");
         ExitCode::from(2)
     })
+}
+
+/// This process's rank of the MPI job it is a part of, and MPI's thread, to join at the end.
+#[cfg(feature = "mpi")]
+fn start_ranks() -> Result<(kyozume::search::Ranks, kyozume::search::MpiThread), ExitCode> {
+    match kyozume::search::start_mpi() {
+        Ok((rank, thread)) => Ok((kyozume::search::Ranks(std::sync::Arc::new(rank)), thread)),
+        Err(e) => {
+            eprintln!("kyozume solve: --distributed: {e}");
+            Err(ExitCode::from(workbench::exit::BAD_INPUT))
+        }
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+fn start_ranks() -> Result<(kyozume::search::Ranks, NoMpi), ExitCode> {
+    eprintln!(
+        "kyozume solve: --distributed: this kyozume was built without MPI \
+         (build it with `cargo build --release --features mpi`, OpenMPI installed)"
+    );
+    Err(ExitCode::from(workbench::exit::BAD_INPUT))
+}
+
+/// What stands for MPI's thread in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+struct NoMpi;
+
+#[cfg(not(feature = "mpi"))]
+impl NoMpi {
+    fn join(self) {}
 }
 
 /// The checkpoints `kyozume solve` writes, from `--checkpoint`, `--checkpoint-every` and
@@ -300,6 +336,7 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             checkpoint,
             checkpoint_every,
             resume,
+            distributed,
             stipulation,
             defender_first,
             rules,
@@ -360,13 +397,34 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             if let Some(file) = batch {
                 return Ok(ExitCode::from(workbench::batch::run(file, &options)));
             }
-            match workbench::read_input(input.as_deref()) {
-                Ok(text) => Ok(ExitCode::from(workbench::solve_one(&text, &options))),
+            let (options, mpi) = match distributed {
+                true => {
+                    let (ranks, mpi) = start_ranks()?;
+                    (
+                        SolveOptions {
+                            ranks: Some(ranks),
+                            ..options
+                        },
+                        Some(mpi),
+                    )
+                }
+                false => (options, None),
+            };
+            // (Under MPI only rank 0 is given stdin: the others read nothing, and every rank
+            // then ends, see `solve_one`.)
+            let status = match workbench::read_input(input.as_deref()) {
+                Ok(text) => workbench::solve_one(&text, &options),
                 Err(e) => {
                     eprintln!("kyozume solve: cannot read the input: {e}");
-                    Err(ExitCode::from(workbench::exit::BAD_INPUT))
+                    workbench::all_ranks_ready(&options, false);
+                    workbench::exit::BAD_INPUT
                 }
+            };
+            drop(options);
+            if let Some(mpi) = mpi {
+                mpi.join();
             }
+            Ok(ExitCode::from(status))
         }
         Some(Command::Bench { checks: true, .. }) => {
             match kyozume::bench::run_checks(&mut std::io::stdout()) {

@@ -19,6 +19,8 @@ pub use bfs::{
     bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, LevelStats,
     LocalRank, Transport, GAP_BUCKETS,
 };
+#[cfg(feature = "mpi")]
+pub use bfs::{start_mpi, MpiRank, MpiThread};
 use helpmate::{Abort, Buffers, Interrupt, Iteration};
 use machine::cores;
 use path::PathSet;

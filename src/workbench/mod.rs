@@ -57,6 +57,8 @@ pub struct SolveOptions {
     pub stipulation: Stipulation,
     /// The stipulation was given on the command line: it stands over what a file names.
     pub stipulation_given: bool,
+    /// `--distributed`: this process's rank of the job's (only rank 0 prints the report).
+    pub ranks: Option<crate::search::Ranks>,
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -92,6 +94,7 @@ impl SolveOptions {
             level_log: self.level_log.clone(),
             disk: self.disk.clone(),
             checkpoint: self.checkpoint.clone(),
+            ranks: self.ranks.clone(),
             ..Default::default()
         }
     }
@@ -218,7 +221,7 @@ fn exit_code(status: Status) -> u8 {
 /// `kyozume solve` for one problem: prints the report and returns the exit status.
 pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
     let mut options = options.clone();
-    let printer = options.levels.then(|| {
+    let printer = (options.levels && prints(&options)).then(|| {
         let (sender, printer) = print_levels();
         options.level_log = Some(sender);
         printer
@@ -232,15 +235,49 @@ pub fn solve_one(text: &str, options: &SolveOptions) -> u8 {
     status
 }
 
+/// With `--distributed`, whether every rank got as far as this one (`ready`) or this one did
+/// not: a rank that ended alone would leave the others waiting for it for ever. Every rank
+/// calls it at the same steps. True without ranks.
+pub fn all_ranks_ready(options: &SolveOptions, ready: bool) -> bool {
+    options
+        .ranks
+        .as_ref()
+        .is_none_or(|ranks| ranks.0.max(u64::from(!ready)) == 0)
+}
+
+/// Whether this process prints the report: the only one, or rank 0 of the job's.
+fn prints(options: &SolveOptions) -> bool {
+    options
+        .ranks
+        .as_ref()
+        .is_none_or(|ranks| ranks.0.rank() == 0)
+}
+
 fn solve_text(text: &str, options: &SolveOptions) -> u8 {
     let chosen = input::parse_problem_and_stipulation(text, options.format, |named| {
         options.stipulation_for(named)
     });
+    let read = all_ranks_ready(options, chosen.is_ok());
     let (position, stipulation) = match chosen {
+        Ok(_) if !read => {
+            eprintln!(
+                "kyozume solve: another rank could not read the problem (under MPI only rank 0 \
+                 reads stdin: give the problem as an argument or a file)"
+            );
+            return exit::BAD_INPUT;
+        }
         Ok(p) => p,
+        Err(_) if !prints(options) => return exit::BAD_INPUT,
         Err(e) => return report_input_error(text, &e, options),
     };
-    let mut solver = match solver_for(options, "kyozume solve") {
+    let solver = solver_for(options, "kyozume solve");
+    if !all_ranks_ready(options, solver.is_ok()) {
+        if solver.is_ok() && prints(options) {
+            eprintln!("kyozume solve: another rank could not start");
+        }
+        return exit::BAD_INPUT;
+    }
+    let mut solver = match solver {
         Ok(s) => s,
         Err(status) => return status,
     };
@@ -267,6 +304,9 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
         }
         report
     });
+    if !prints(options) {
+        return exit_code(report.status);
+    }
     let text = match options
         .output
         .and_then(|f| record_text(&report, &position, f))

@@ -37,6 +37,8 @@ pub use census::{bucket_floor, GAP_BUCKETS};
 pub(crate) use checkpoint::Plan as CheckpointPlan;
 pub use checkpoint::{CheckpointStart, Checkpointing};
 pub use disk::{DiskBudget, DiskError};
+#[cfg(feature = "mpi")]
+pub use distributed::mpi::{start as start_mpi, MpiRank, MpiThread};
 pub use distributed::transport::{LocalRank, Transport};
 pub use forgetting::Forgetting;
 

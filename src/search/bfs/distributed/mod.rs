@@ -22,6 +22,8 @@
 //! forgetting are the one-process pass's for now), each rank expands on one thread, and
 //! a level's children are exchanged at once.
 
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod transport;
 mod wire;
 
@@ -135,6 +137,8 @@ fn pass(
     let mut pipeline = Pipeline::new();
     let mut depth = 0u32;
     let started = Instant::now();
+    // The figures are summed over the ranks if any rank logs them (rank 0 prints them).
+    let logging = transport.max(u64::from(limits.level_log.is_some())) == 1;
     loop {
         let lower_bound = limits.mate_length(depth);
         let give_up = |reason| BfsOutcome::GaveUp {
@@ -186,7 +190,7 @@ fn pass(
             counts: next.counts,
         };
         depth += 1;
-        if limits.level_log.is_some() {
+        if logging {
             log_level(
                 limits,
                 transport,

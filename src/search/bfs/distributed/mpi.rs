@@ -1,0 +1,169 @@
+//! Ranks that are MPI processes (the `mpi` feature): `Transport`'s collectives over MPI's.
+//!
+//! One thread of the process owns MPI: it initialises it (`MPI_THREAD_FUNNELED`: only that
+//! thread calls MPI), makes the collectives the search's thread asks for over a channel, and
+//! finalises MPI when the last `MpiRank` is gone. So MPI's handles never cross threads, and the
+//! search runs on its own thread (with its deep stack) as it does in one process.
+
+use super::transport::Transport;
+use crossbeam_channel::Sender;
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Count;
+
+/// At most this many bytes go out of a rank in one round of an all-to-all (MPI counts are
+/// 32-bit, and a round's buffers are copies): a level's exchange takes as many rounds as its
+/// largest buffer needs.
+const ROUND_BYTES: usize = 256 << 20;
+
+enum Request {
+    AllToAll(Vec<Vec<u8>>, Sender<Vec<Vec<u8>>>),
+}
+
+/// This process's rank among the MPI job's.
+pub struct MpiRank {
+    rank: usize,
+    ranks: usize,
+    requests: Sender<Request>,
+}
+
+/// The thread that owns MPI; joined once every `MpiRank` is dropped (MPI is then finalised).
+pub struct MpiThread(std::thread::JoinHandle<()>);
+
+impl MpiThread {
+    /// Waits for MPI to be finalised.
+    pub fn join(self) {
+        // (A panic on that thread has been reported already.)
+        let _ = self.0.join();
+    }
+}
+
+/// Starts MPI on a thread of its own: this process's rank, and the thread to join at the end.
+pub fn start() -> Result<(MpiRank, MpiThread), String> {
+    let (ready, is_ready) = crossbeam_channel::bounded(1);
+    let (requests, incoming) = crossbeam_channel::unbounded::<Request>();
+    let thread = std::thread::Builder::new()
+        .name("mpi".into())
+        .spawn(move || {
+            let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            else {
+                let _ = ready.send(Err("MPI could not be initialised".to_string()));
+                return;
+            };
+            let world = universe.world();
+            let _ = ready.send(Ok((world.rank() as usize, world.size() as usize)));
+            for request in incoming {
+                match request {
+                    Request::AllToAll(outgoing, reply) => {
+                        let _ = reply.send(all_to_all(&world, outgoing));
+                    }
+                }
+            }
+        })
+        .map_err(|e| format!("no thread for MPI: {e}"))?;
+    let (rank, ranks) = is_ready
+        .recv()
+        .map_err(|_| "MPI's thread ended".to_string())??;
+    Ok((
+        MpiRank {
+            rank,
+            ranks,
+            requests,
+        },
+        MpiThread(thread),
+    ))
+}
+
+impl Transport for MpiRank {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    fn all_to_all(&self, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.requests
+            .send(Request::AllToAll(outgoing, reply))
+            .expect("MPI's thread outlives its ranks");
+        answer.recv().expect("MPI's thread answers")
+    }
+}
+
+/// The all-to-all of `outgoing` (one buffer a rank), in rounds of at most `ROUND_BYTES` out of
+/// each rank.
+fn all_to_all(world: &SimpleCommunicator, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    let ranks = outgoing.len();
+    let sizes: Vec<u64> = outgoing.iter().map(|b| b.len() as u64).collect();
+    let mut incoming_sizes = vec![0u64; ranks];
+    world.all_to_all_into(&sizes[..], &mut incoming_sizes[..]);
+    let per_rank = (ROUND_BYTES / ranks).max(1) as u64;
+    let longest = sizes
+        .iter()
+        .chain(&incoming_sizes)
+        .copied()
+        .max()
+        .unwrap_or(0);
+    let mut rounds = 0u64;
+    world.all_reduce_into(
+        &longest.div_ceil(per_rank),
+        &mut rounds,
+        SystemOperation::max(),
+    );
+    let mut incoming: Vec<Vec<u8>> = incoming_sizes
+        .iter()
+        .map(|&n| Vec::with_capacity(n as usize))
+        .collect();
+    let slice_of = |size: u64, round: u64| {
+        let start = (round * per_rank).min(size);
+        start as usize..(start + per_rank).min(size) as usize
+    };
+    let displacements = |counts: &[Count]| -> Vec<Count> {
+        counts
+            .iter()
+            .scan(0, |at, &c| {
+                let here = *at;
+                *at += c;
+                Some(here)
+            })
+            .collect()
+    };
+    for round in 0..rounds {
+        let mut send = Vec::new();
+        let mut send_counts = Vec::with_capacity(ranks);
+        for buffer in &outgoing {
+            let slice = &buffer[slice_of(buffer.len() as u64, round)];
+            send.extend_from_slice(slice);
+            send_counts.push(slice.len() as Count);
+        }
+        let receive_counts: Vec<Count> = incoming_sizes
+            .iter()
+            .map(|&n| slice_of(n, round).len() as Count)
+            .collect();
+        // One byte more in each buffer, outside every count: two empty buffers would be at the
+        // same dangling address, which MPI takes for one buffer used both ways and refuses.
+        send.push(0);
+        let mut received = vec![0u8; receive_counts.iter().map(|&c| c as usize).sum::<usize>() + 1];
+        {
+            let send_displacements = displacements(&send_counts);
+            let receive_displacements = displacements(&receive_counts);
+            let out = Partition::new(&send[..], &send_counts[..], &send_displacements[..]);
+            let mut into = PartitionMut::new(
+                &mut received[..],
+                &receive_counts[..],
+                &receive_displacements[..],
+            );
+            world.all_to_all_varcount_into(&out, &mut into);
+        }
+        let mut at = 0;
+        for (buffer, &count) in incoming.iter_mut().zip(&receive_counts) {
+            buffer.extend_from_slice(&received[at..at + count as usize]);
+            at += count as usize;
+        }
+    }
+    incoming
+}

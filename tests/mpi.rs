@@ -1,0 +1,120 @@
+//! The distributed pass through MPI (`--features mpi`; `.ci/run` installs OpenMPI and runs
+//! these): `mpirun -np 2` and `-np 3` of `kyozume solve --distributed` answer every test row up
+//! to 120 plies and every no-mate row as one process does (length, count, and the lines when
+//! they are all listed), and a problem one rank cannot read ends every rank.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::{helpmates, nomates};
+use std::collections::BTreeSet;
+use std::process::{Command, Output};
+
+fn kyozume() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kyozume"))
+}
+
+/// `mpirun -np ranks kyozume args...` (as root too: OpenMPI refuses root unless told).
+fn mpirun(ranks: usize, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_kyozume"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun (OpenMPI) is installed")
+}
+
+/// What a report says: status, plies, the count, and every line it lists.
+fn answer(output: &Output) -> (String, String, String, BTreeSet<String>) {
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "one report: {text}");
+    let json: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    let mut listed = BTreeSet::new();
+    listed.insert(json["moves"].to_string());
+    for line in json["alternatives"].as_array().into_iter().flatten() {
+        listed.insert(line.to_string());
+    }
+    (
+        json["status"].to_string(),
+        json["plies"].to_string(),
+        json["solutions"].to_string(),
+        listed,
+    )
+}
+
+#[test]
+fn mpi_ranks_answer_as_one_process() {
+    let mut rows: Vec<(String, String)> = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= 120)
+        .map(|p| (p.name, p.sfen))
+        .collect();
+    rows.extend(nomates());
+    let args = [
+        "solve",
+        "--json",
+        "--threads",
+        "1",
+        "--solutions",
+        "5",
+        "--hash",
+        "64",
+    ];
+    for (name, sfen) in &rows {
+        let alone = kyozume().args(args).arg(sfen).output().unwrap();
+        let (status, plies, count, listed) = answer(&alone);
+        for ranks in [2, 3] {
+            let mut distributed_args = args.to_vec();
+            distributed_args.extend(["--distributed", sfen]);
+            let output = mpirun(ranks, &distributed_args);
+            assert_eq!(
+                output.status.code(),
+                alone.status.code(),
+                "{name} at {ranks}"
+            );
+            let (d_status, d_plies, d_count, d_listed) = answer(&output);
+            let at = format!("{name} at {ranks} ranks");
+            assert_eq!(
+                (&d_status, &d_plies, &d_count),
+                (&status, &plies, &count),
+                "{at}"
+            );
+            // Every line listed when there are fewer than the limit: the same lines.
+            if count.parse::<u32>().is_ok_and(|n| n < 5) {
+                assert_eq!(d_listed, listed, "{at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_problem_only_rank_zero_can_read_ends_every_rank() {
+    // Under mpirun only rank 0 reads stdin: the others find no problem.
+    let sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1";
+    let output = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", "2"])
+        .arg(env!("CARGO_BIN_EXE_kyozume"))
+        .args(["solve", "--distributed", "-"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(sfen.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("another rank could not read the problem"),
+        "{stderr}"
+    );
+}
