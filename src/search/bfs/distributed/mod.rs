@@ -156,7 +156,14 @@ fn pass(
             (me, ranks),
             nodes,
         );
-        match Status::of(transport.max(expanded.status as u64)) {
+        // Two collectives a level (narrow levels are many: 寿限無 has 9,723), each rank's
+        // status riding in front of what it sends: the children, then the new positions' orders.
+        let mut outgoing = expanded.outgoing;
+        for buffer in &mut outgoing {
+            buffer[0] = expanded.status as u8;
+        }
+        let incoming = transport.all_to_all(outgoing);
+        match status_of(&incoming) {
             Status::Going => {}
             Status::Mate => {
                 return mate_outcome(expanded.mates, &graph, transport, depth, cap)
@@ -164,21 +171,23 @@ fn pass(
             }
             status => return give_up(status.reason()),
         }
-        let incoming = transport.all_to_all(expanded.outgoing);
         let held = graph.bytes() + part.positions.bytes() + part.globals.capacity() * 8;
         let budget = limits.budget_bytes.saturating_sub(held);
         let kept = keep_new(incoming, (&mut seen, me), (counting, cap), budget, limits);
-        let status = kept.as_ref().err().copied().unwrap_or(Status::Going);
-        let next = match (Status::of(transport.max(status as u64)), kept) {
+        let mut orders = vec![kept.as_ref().err().copied().unwrap_or(Status::Going) as u8];
+        if let Ok(next) = &kept {
+            orders.extend(next.orders.iter().flat_map(|o| o.to_le_bytes()));
+        }
+        let gathered = transport.all_gather(orders);
+        let next = match (status_of(&gathered), kept) {
             (Status::Going, Ok(next)) => next,
             (status, _) => return give_up(status.reason()),
         };
-        let orders: Vec<u8> = next.orders.iter().flat_map(|o| o.to_le_bytes()).collect();
-        let gathered = transport.all_gather(orders);
         let Some(globals) = global_indices(&next.orders, &gathered, me) else {
             return give_up(GiveUp::Memory);
         };
-        if transport.sum(next.positions.len() as u64) == 0 {
+        let width: usize = gathered.iter().map(|g| g.len() / 8).sum();
+        if width == 0 {
             return BfsOutcome::NoMate;
         }
         if let Err(e) = graph.push(next.edges) {
@@ -255,12 +264,24 @@ fn log_level(
     });
 }
 
+/// The largest status of the ranks, each in front of what it sent (damaged if one is missing).
+fn status_of(received: &[Vec<u8>]) -> Status {
+    (received.iter())
+        .map(|bytes| {
+            bytes
+                .first()
+                .map_or(Status::Damaged, |&s| Status::of(s.into()))
+        })
+        .max()
+        .unwrap_or(Status::Damaged)
+}
+
 /// What a rank's expansion of its part came to.
 struct Expanded {
     status: Status,
     /// Its mates, in order (the first only, unless counting).
     mates: Vec<RankMate>,
-    /// The children to send, by owner.
+    /// The children to send, by owner, after a byte for the status.
     outgoing: Vec<Vec<u8>>,
 }
 
@@ -279,7 +300,7 @@ fn expand_part(
         ranks,
         me,
         globals: &part.globals,
-        outgoing: vec![Vec::new(); ranks],
+        outgoing: vec![vec![Status::Going as u8]; ranks],
         parent: u32::MAX,
         next_ordinal: 0,
         ordinal: 0,
@@ -423,6 +444,8 @@ fn keep_new(
     let mut checks: Vec<Move> = Vec::new();
     for (from, bytes) in incoming.iter().enumerate() {
         let first = candidates.len();
+        // (After the sender's status.)
+        let bytes = bytes.get(1..).ok_or(Status::Damaged)?;
         wire::read_candidates(bytes, &mut candidates, &mut checks).ok_or(Status::Damaged)?;
         // The sender's local parent becomes a reference any rank can follow.
         for candidate in &mut candidates[first..] {
@@ -483,10 +506,12 @@ fn keep_new(
 }
 
 /// The global index of each of `mine` (ascending orders of this rank's new positions): how
-/// many new positions of all ranks come before it. None if a rank's list is damaged.
+/// many new positions of all ranks come before it (`gathered`: each rank's orders, after its
+/// status byte). None if a rank's list is damaged.
 fn global_indices(mine: &[u64], gathered: &[Vec<u8>], me: usize) -> Option<Vec<u64>> {
     let mut globals: Vec<u64> = (0..mine.len() as u64).collect();
     for (rank, bytes) in gathered.iter().enumerate() {
+        let bytes = bytes.get(1..)?;
         if rank == me {
             continue;
         }

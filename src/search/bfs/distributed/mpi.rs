@@ -7,7 +7,6 @@
 
 use super::transport::Transport;
 use crossbeam_channel::Sender;
-use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -20,6 +19,7 @@ const ROUND_BYTES: usize = 256 << 20;
 
 enum Request {
     AllToAll(Vec<Vec<u8>>, Sender<Vec<Vec<u8>>>),
+    AllGather(Vec<u8>, Sender<Vec<Vec<u8>>>),
 }
 
 /// This process's rank among the MPI job's.
@@ -59,6 +59,9 @@ pub fn start() -> Result<(MpiRank, MpiThread), String> {
                     Request::AllToAll(outgoing, reply) => {
                         let _ = reply.send(all_to_all(&world, outgoing));
                     }
+                    Request::AllGather(mine, reply) => {
+                        let _ = reply.send(all_gather(&world, mine));
+                    }
                 }
             }
         })
@@ -86,34 +89,72 @@ impl Transport for MpiRank {
     }
 
     fn all_to_all(&self, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        self.ask(|reply| Request::AllToAll(outgoing, reply))
+    }
+
+    fn all_gather(&self, mine: Vec<u8>) -> Vec<Vec<u8>> {
+        self.ask(|reply| Request::AllGather(mine, reply))
+    }
+}
+
+impl MpiRank {
+    /// Has MPI's thread make the collective `request` and waits for its answer.
+    fn ask(&self, request: impl FnOnce(Sender<Vec<Vec<u8>>>) -> Request) -> Vec<Vec<u8>> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         self.requests
-            .send(Request::AllToAll(outgoing, reply))
+            .send(request(reply))
             .expect("MPI's thread outlives its ranks");
         answer.recv().expect("MPI's thread answers")
     }
+}
+
+/// Every rank's `mine`: the sizes gathered first, then the bytes (by the all-to-all when
+/// they are more than one MPI call takes).
+fn all_gather(world: &SimpleCommunicator, mine: Vec<u8>) -> Vec<Vec<u8>> {
+    let ranks = world.size() as usize;
+    let mut sizes = vec![0u64; ranks];
+    world.all_gather_into(&(mine.len() as u64), &mut sizes[..]);
+    let total: u64 = sizes.iter().sum();
+    if total >= ROUND_BYTES as u64 {
+        return all_to_all(world, vec![mine; ranks]);
+    }
+    let counts: Vec<Count> = sizes.iter().map(|&n| n as Count).collect();
+    let displacements: Vec<Count> = counts
+        .iter()
+        .scan(0, |at, &c| {
+            let here = *at;
+            *at += c;
+            Some(here)
+        })
+        .collect();
+    // (One byte more in each buffer, as in `all_to_all`.)
+    let mut send = mine;
+    let len = send.len();
+    send.push(0);
+    let mut received = vec![0u8; total as usize + 1];
+    {
+        let mut into = PartitionMut::new(&mut received[..], &counts[..], &displacements[..]);
+        world.all_gather_varcount_into(&send[..len], &mut into);
+    }
+    (counts.iter().zip(&displacements))
+        .map(|(&c, &d)| received[d as usize..(d + c) as usize].to_vec())
+        .collect()
 }
 
 /// The all-to-all of `outgoing` (one buffer a rank), in rounds of at most `ROUND_BYTES` out of
 /// each rank.
 fn all_to_all(world: &SimpleCommunicator, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     let ranks = outgoing.len();
-    let sizes: Vec<u64> = outgoing.iter().map(|b| b.len() as u64).collect();
-    let mut incoming_sizes = vec![0u64; ranks];
-    world.all_to_all_into(&sizes[..], &mut incoming_sizes[..]);
     let per_rank = (ROUND_BYTES / ranks).max(1) as u64;
-    let longest = sizes
-        .iter()
-        .chain(&incoming_sizes)
-        .copied()
-        .max()
-        .unwrap_or(0);
-    let mut rounds = 0u64;
-    world.all_reduce_into(
-        &longest.div_ceil(per_rank),
-        &mut rounds,
-        SystemOperation::max(),
-    );
+    // To each rank: the size of its buffer, and the rounds this rank's largest one needs (so
+    // that every rank learns the rounds all need from the one exchange).
+    let sizes: Vec<u64> = outgoing.iter().map(|b| b.len() as u64).collect();
+    let my_rounds = sizes.iter().max().map_or(0, |&n| n.div_ceil(per_rank));
+    let announced: Vec<u64> = sizes.iter().flat_map(|&n| [n, my_rounds]).collect();
+    let mut heard = vec![0u64; 2 * ranks];
+    world.all_to_all_into(&announced[..], &mut heard[..]);
+    let incoming_sizes: Vec<u64> = heard.iter().step_by(2).copied().collect();
+    let rounds = heard.iter().skip(1).step_by(2).copied().max().unwrap_or(0);
     let mut incoming: Vec<Vec<u8>> = incoming_sizes
         .iter()
         .map(|&n| Vec::with_capacity(n as usize))
