@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{helpmates, nomates};
+use common::{helpmate_sfen, rows_up_to};
 use kyozume::search::{
     verify_helpmate, Limits, LocalRank, Outcome, Ranks, SearchResult, Solver, Strategy, Transport,
 };
@@ -60,13 +60,7 @@ fn solve_among(
 
 #[test]
 fn ranks_give_one_process_lengths_counts_and_lines() {
-    let mut rows: Vec<(String, String)> = helpmates()
-        .into_iter()
-        .filter(|p| p.plies <= 120)
-        .map(|p| (p.name, p.sfen))
-        .collect();
-    let helpmate_rows = rows.len();
-    rows.extend(nomates());
+    let (rows, helpmate_rows) = rows_up_to(120);
     assert!(helpmate_rows >= 100, "{helpmate_rows} rows");
     let stop = AtomicBool::new(false);
     let mut by_the_pass = 0;
@@ -105,11 +99,7 @@ fn ranks_give_one_process_lengths_counts_and_lines() {
 
 #[test]
 fn a_stop_ends_every_rank() {
-    let sfen = helpmates()
-        .into_iter()
-        .find(|p| p.name == "fmrs_morishige_1965")
-        .unwrap()
-        .sfen;
+    let sfen = helpmate_sfen("fmrs_morishige_1965");
     let limits = Limits {
         strategy: Strategy::BreadthFirst,
         threads: 1,

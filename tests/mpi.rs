@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{helpmates, nomates};
+use common::rows_up_to;
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
 
@@ -48,12 +48,7 @@ fn answer(output: &Output) -> (String, String, String, BTreeSet<String>) {
 
 #[test]
 fn mpi_ranks_answer_as_one_process() {
-    let mut rows: Vec<(String, String)> = helpmates()
-        .into_iter()
-        .filter(|p| p.plies <= 120)
-        .map(|p| (p.name, p.sfen))
-        .collect();
-    rows.extend(nomates());
+    let (rows, _) = rows_up_to(120);
     let args = [
         "solve",
         "--json",

@@ -39,6 +39,27 @@ pub fn helpmates() -> Vec<Helpmate> {
 }
 
 /// (name, sfen) rows of `tests/data/nomate.tsv`.
+/// The SFEN of the row of `tests/data/helpmates.tsv` named `name`.
+pub fn helpmate_sfen(name: &str) -> String {
+    helpmates()
+        .into_iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+        .sfen
+}
+
+/// Every helpmate row up to `plies` plies, then every no-mate row: (name, SFEN).
+pub fn rows_up_to(plies: u32) -> (Vec<(String, String)>, usize) {
+    let mut rows: Vec<(String, String)> = helpmates()
+        .into_iter()
+        .filter(|p| p.plies <= plies)
+        .map(|p| (p.name, p.sfen))
+        .collect();
+    let helpmate_rows = rows.len();
+    rows.extend(nomates());
+    (rows, helpmate_rows)
+}
+
 pub fn nomates() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(data_path("nomate.tsv")).expect("nomate.tsv");
     text.lines()
