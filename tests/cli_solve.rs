@@ -469,7 +469,7 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
     let gaps = "gap0\tgap1\tgap2\tgap3\tgap5\tgap9\tgap17\tgap33\tgap65\tgap129\tgap257\tgap513\tgap1025\tgap2049\tgap4097\tgap8193";
     assert_eq!(
         lines.next(),
-        Some(format!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{gaps}\tghosts\tcheckpoint_s\tcheckpoint_MB").as_str())
+        Some(format!("level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{gaps}\tghosts\tcheckpoint_s\tcheckpoint_MB\texchanged_MB").as_str())
     );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split('\t').map(|f| f.parse().unwrap()).collect())
@@ -478,7 +478,7 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
     assert_eq!(rows.len(), 982);
     let mut met_again = 0.0;
     for (i, row) in rows.iter().enumerate() {
-        assert_eq!(row.len(), 11 + 16 + 3);
+        assert_eq!(row.len(), 11 + 16 + 4);
         assert_eq!(row[8], 0.0, "nothing on disk with room in memory");
         assert_eq!(row[0] as usize, i + 1);
         assert_eq!(row[1] as usize, 2 * (i + 1));
@@ -488,7 +488,8 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
         assert!(row[11..27].iter().all(|&g| g % 1024.0 == 0.0));
         met_again += row[11..27].iter().sum::<f64>();
         assert_eq!(row[27], 0.0, "no key let go of with memory to spare");
-        assert_eq!(row[28..], [0.0, 0.0], "no checkpoints asked for");
+        assert_eq!(row[28..30], [0.0, 0.0], "no checkpoints asked for");
+        assert_eq!(row[30], 0.0, "one process exchanges nothing");
         if i > 0 {
             assert!(row[3] >= rows[i - 1][3] + row[2]);
             assert!(

@@ -1,7 +1,7 @@
 //! The breadth-first pass shared among ranks (here threads of this process, each with its own
-//! solver, talking through `LocalRank`): at 2 and 3 ranks every rank gives the same length,
-//! count and lines as one process's pass, on every test row up to 120 plies and every no-mate
-//! row, and a stop reaches every rank.
+//! solver, talking through `LocalRank`): at 2 ranks of two threads and 3 ranks of one, every
+//! rank gives the same length, count and lines as one process's pass, on every test row up to
+//! 120 plies and every no-mate row, and a stop reaches every rank.
 
 mod common;
 
@@ -21,13 +21,14 @@ fn solve_alone(sfen: &str, limits: &Limits) -> SearchResult {
 }
 
 /// Every rank's result, by rank, with `stop` raised for all of them (as a user's stop is); and
-/// the plies of the last level the pass made (0 for none), from rank 0's level log.
+/// from rank 0's level log, the plies of the last level the pass made (0 for none), and the
+/// positions of all its levels and the bytes the ranks sent one another.
 fn solve_among(
     ranks: usize,
     sfen: &str,
     limits: &Limits,
     stop: &AtomicBool,
-) -> (Vec<SearchResult>, u32) {
+) -> (Vec<SearchResult>, u32, (usize, u64)) {
     let pos = Position::from_sfen(sfen).unwrap();
     let (log, levels) = crossbeam_channel::unbounded();
     let limits = &Limits {
@@ -54,8 +55,11 @@ fn solve_among(
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let last = levels.try_iter().map(|l| l.plies).max().unwrap_or(0);
-    (results, last)
+    let levels: Vec<_> = levels.try_iter().collect();
+    let last = levels.iter().map(|l| l.plies).max().unwrap_or(0);
+    let positions = levels.iter().map(|l| l.positions).sum();
+    let exchanged = levels.iter().map(|l| l.exchanged).max().unwrap_or(0);
+    (results, last, (positions, exchanged))
 }
 
 #[test]
@@ -74,7 +78,23 @@ fn ranks_give_one_process_lengths_counts_and_lines() {
         };
         let alone = solve_alone(sfen, &limits);
         for ranks in [2, 3] {
-            let (results, last_level) = solve_among(ranks, sfen, &limits, &stop);
+            // Two ranks of two threads each, every level of two positions or more cut into
+            // shares; three ranks of one thread.
+            let limits = match ranks {
+                2 => Limits {
+                    threads: 2,
+                    parallel_batch_positions: Some(2),
+                    ..limits.clone()
+                },
+                _ => limits.clone(),
+            };
+            let (results, last_level, (positions, exchanged)) =
+                solve_among(ranks, sfen, &limits, &stop);
+            // Each new position's order (8 bytes) went to every other rank, at the least.
+            assert!(
+                exchanged >= (8 * (ranks - 1) * positions) as u64,
+                "{name} at {ranks}: {exchanged} bytes for {positions} positions"
+            );
             // (Where memory ran short, every rank deepened alone.)
             if let Outcome::Mate(line) = &alone.outcome {
                 by_the_pass += usize::from(last_level + 1 == line.len() as u32);

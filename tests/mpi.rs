@@ -1,7 +1,8 @@
 //! The distributed pass through MPI (`--features mpi`; `.ci/run` installs OpenMPI and runs
-//! these): `mpirun -np 2` and `-np 3` of `kyozume solve --distributed` answer every test row up
-//! to 120 plies and every no-mate row as one process does (length, count, and the lines when
-//! they are all listed), and a problem one rank cannot read ends every rank.
+//! these): `mpirun -np 2` (two threads a rank) and `-np 3` (one) of `kyozume solve
+//! --distributed` answer every test row up to 120 plies and every no-mate row as one process
+//! does (length, count, and the lines when they are all listed), and a problem one rank cannot
+//! read ends every rank.
 
 #![cfg(feature = "mpi")]
 
@@ -64,6 +65,10 @@ fn mpi_ranks_answer_as_one_process() {
         let (status, plies, count, listed) = answer(&alone);
         for ranks in [2, 3] {
             let mut distributed_args = args.to_vec();
+            // Two ranks of two threads each, three of one.
+            if ranks == 2 {
+                distributed_args[3] = "2";
+            }
             distributed_args.extend(["--distributed", sfen]);
             let output = mpirun(ranks, &distributed_args);
             assert_eq!(

@@ -55,7 +55,8 @@ pub struct Limits {
     /// Positions the threads expand before inserting their children (None: the default,
     /// 65,536; tests set a few to cut every level into many slices).
     pub parallel_slice_positions: Option<usize>,
-    /// Positions in each batch a thread takes of a slice (None: sized to the slice, 8 to 64;
+    /// Positions in each batch a thread takes of a slice, and the fewest in a thread's share
+    /// of a distributed pass's level (None: sized to the slice, 8 to 64; 64 for the shares;
     /// tests set 2 so that the threads' batches interleave finely).
     pub parallel_batch_positions: Option<usize>,
     /// Breadth-first levels narrower than this run with all threads in one loop (None: the

@@ -120,13 +120,13 @@ fn print_levels() -> (
             .map(|b| format!("gap{}", crate::search::bucket_floor(b)))
             .collect();
         eprintln!(
-            "level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{}\tghosts\tcheckpoint_s\tcheckpoint_MB",
+            "level\tplies\tpositions\tkeys\tkeys_MB\tlinks_MB\ttotal_MB\tseconds\tdisk_MB\tnodes\tchecks\t{}\tghosts\tcheckpoint_s\tcheckpoint_MB\texchanged_MB",
             gap_names.join("\t")
         );
         for (i, l) in receiver.iter().enumerate() {
             let gaps: Vec<String> = l.gaps.iter().map(u64::to_string).collect();
             eprintln!(
-                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}\t{}\t{}\t{}\t{}\t{:.3}\t{:.1}",
+                "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.1}\t{}\t{}\t{}\t{}\t{:.3}\t{:.1}\t{:.1}",
                 i + 1,
                 l.plies,
                 l.positions,
@@ -142,6 +142,7 @@ fn print_levels() -> (
                 l.ghosts,
                 l.checkpoints.0.as_secs_f64(),
                 l.checkpoints.1 as f64 / MB,
+                l.exchanged as f64 / MB,
             );
         }
     });

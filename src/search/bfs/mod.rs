@@ -158,6 +158,8 @@ pub struct LevelStats {
     pub ghosts: u64,
     /// Time spent writing checkpoints so far, and their bytes on disk (besides the links).
     pub checkpoints: (Duration, u64),
+    /// Bytes the ranks of a distributed pass sent one another so far (0 for one process).
+    pub exchanged: u64,
 }
 
 pub(crate) struct BfsLimits<'a> {
@@ -1006,6 +1008,7 @@ fn log_level(
             gaps,
             ghosts,
             checkpoints: checkpoints.map_or((Duration::ZERO, 0), |c| (c.spent, c.bytes)),
+            exchanged: 0,
         });
     }
 }
