@@ -1,5 +1,6 @@
 //! The breadth-first pass shared among ranks (here threads of this process, each with its own
-//! solver, talking through `LocalRank`): at 2 ranks of two threads and 3 ranks of one, every
+//! solver, talking through `LocalRank`): at 2 ranks of two threads and 3 ranks of one (the
+//! levels numbered by ranges of their parents, or by gathering every rank's), every
 //! rank gives the same length, count and lines as one process's pass, on every test row up to
 //! 120 plies and every no-mate row, and a stop reaches every rank.
 
@@ -79,14 +80,19 @@ fn ranks_give_one_process_lengths_counts_and_lines() {
         let alone = solve_alone(sfen, &limits);
         for ranks in [2, 3] {
             // Two ranks of two threads each, every level of two positions or more cut into
-            // shares; three ranks of one thread.
+            // shares and numbered by ranges; three ranks of one thread, numbering by ranges
+            // on every other row and by gathering on the others (the rows' levels are narrow).
             let limits = match ranks {
                 2 => Limits {
                     threads: 2,
                     parallel_batch_positions: Some(2),
+                    ranges_from: Some(0),
                     ..limits.clone()
                 },
-                _ => limits.clone(),
+                _ => Limits {
+                    ranges_from: (i % 2 == 1).then_some(0),
+                    ..limits.clone()
+                },
             };
             let (results, last_level, (positions, exchanged)) =
                 solve_among(ranks, sfen, &limits, &stop);

@@ -63,6 +63,10 @@ pub struct Limits {
     /// default, 4,096; 0: never; tests set 0 to send every level through the per-level
     /// threaded expansion).
     pub narrow_below: Option<usize>,
+    /// A distributed pass numbers a level's new positions by ranges of their parents, rather
+    /// than by gathering every rank's, once the level before is this wide times the ranks
+    /// less one (None: the default, 65,536; tests set 0 to take the ranges on every level).
+    pub ranges_from: Option<u64>,
     /// Where the breadth-first pass sends the figures of each level it finishes.
     pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
     /// Deepening iterations get helper threads once the previous one took this many nodes
@@ -631,6 +635,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 .unwrap_or(bfs::SLICE_POSITIONS),
             parallel_batch_positions: self.limits.parallel_batch_positions,
             narrow_below: self.limits.narrow_below.unwrap_or(bfs::NARROW_BELOW),
+            ranges_from: self.limits.ranges_from.unwrap_or(bfs::RANGES_FROM),
             narrow_claims_percent: bfs::NARROW_CLAIMS_PERCENT,
             narrow_key_allowance: usize::MAX,
             disk: self.limits.disk.clone(),

@@ -42,6 +42,7 @@ pub use distributed::mpi::{start as start_mpi, MpiRank, MpiThread};
 pub use distributed::transport::{LocalRank, Transport};
 pub use forgetting::Forgetting;
 
+pub(crate) use distributed::RANGES_FROM;
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
 
@@ -185,6 +186,8 @@ pub(crate) struct BfsLimits<'a> {
     /// Levels narrower than this (and at least `parallel_from_positions` wide) run in the
     /// narrow loop (see `narrow.rs`); 0: never.
     pub narrow_below: usize,
+    /// See `Limits::ranges_from`.
+    pub ranges_from: u64,
     /// The narrow loop gives a level back once its claims fill this share of their table
     /// (per cent; tests set a few to make it give levels back).
     pub narrow_claims_percent: usize,

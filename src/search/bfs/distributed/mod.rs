@@ -49,6 +49,13 @@ use wire::{Candidate, RankMate};
 /// 1,024 on 寿限無 19447 and matched 16 on 龍の顎 12555 (5.2 s; 5.1, 5.8, 7.2) and 森茂 1461.
 const SHARE_POSITIONS: usize = 64;
 
+/// From which width of a level (times the ranks less one) its new positions are numbered by
+/// ranges of their parents rather than by gathering every rank's orders (`Limits::ranges_from`):
+/// gathered, every rank receives 8 bytes for each new position of the level, which grows with the
+/// ranks; by ranges, 16 bytes a position cross the network in all, in three collectives instead
+/// of one.
+pub(crate) const RANGES_FROM: u64 = 1 << 16;
+
 /// The rank that owns `key` among `ranks`: from bits the key set keeps none of (it keeps the
 /// low 74 and the top 6), so that a rank's shards fill as evenly as one process's.
 fn rank_of(key: u128, ranks: usize) -> usize {
@@ -153,6 +160,10 @@ fn pass(
     let logging = transport.max(u64::from(limits.level_log.is_some())) == 1;
     // Bytes this rank sent the others (the level log's figure).
     let mut sent = 0u64;
+    // The width of the level being expanded (all ranks').
+    let mut width = 1u64;
+    // What this rank alone found wrong, to tell the others at the next exchange.
+    let mut pending = Status::Going;
     loop {
         let lower_bound = limits.mate_length(depth);
         let give_up = |reason| BfsOutcome::GaveUp {
@@ -174,12 +185,9 @@ fn pass(
         // status riding in front of what it sends: the children, then the new positions' orders.
         let mut outgoing = expanded.outgoing;
         for buffer in &mut outgoing {
-            buffer[0] = expanded.status as u8;
+            buffer[0] = expanded.status.max(pending) as u8;
         }
-        sent += (outgoing.iter().enumerate())
-            .filter(|&(rank, _)| rank != me)
-            .map(|(_, buffer)| buffer.len() as u64)
-            .sum::<u64>();
+        sent += sent_to_others(&outgoing, me);
         let incoming = transport.all_to_all(outgoing);
         match status_of(&incoming) {
             Status::Going => {}
@@ -192,22 +200,29 @@ fn pass(
         let held = graph.bytes() + part.positions.bytes() + part.globals.capacity() * 8;
         let budget = limits.budget_bytes.saturating_sub(held);
         let kept = keep_new(incoming, (&mut seen, me), (counting, cap), budget, limits);
-        let mut orders = vec![kept.as_ref().err().copied().unwrap_or(Status::Going) as u8];
-        if let Ok(next) = &kept {
-            orders.extend(next.orders.iter().flat_map(|o| o.to_le_bytes()));
-        }
-        sent += (orders.len() * (ranks - 1)) as u64;
-        let gathered = transport.all_gather(orders);
-        let next = match (status_of(&gathered), kept) {
-            (Status::Going, Ok(next)) => next,
-            (status, _) => return give_up(status.reason()),
+        let kept_status = kept.as_ref().err().copied().unwrap_or(Status::Going);
+        let no_orders = Vec::new();
+        let orders = kept.as_ref().map_or(&no_orders, |next| &next.orders);
+        let numbered = if width.saturating_mul(ranks as u64 - 1) >= limits.ranges_from {
+            number_by_ranges(orders, kept_status, width, transport, &mut sent)
+        } else {
+            number_by_gathering(orders, kept_status, transport, &mut sent)
         };
-        let Some(globals) = global_indices(&next.orders, &gathered, me) else {
-            return give_up(GiveUp::Memory);
+        let (mut next, globals) = match (numbered, kept) {
+            (Ok((globals, level_width)), Ok(next)) => {
+                width = level_width;
+                (next, globals)
+            }
+            (Err(status), _) => return give_up(status.reason()),
+            (Ok(_), Err(status)) => return give_up(status.reason()),
         };
-        let width: usize = gathered.iter().map(|g| g.len() / 8).sum();
         if width == 0 {
             return BfsOutcome::NoMate;
+        }
+        if globals.len() != next.positions.len() {
+            // This rank alone knows: it expands nothing and says so at the next exchange.
+            pending = Status::Damaged;
+            next.positions = LevelPositions::default();
         }
         if let Err(e) = graph.push(next.edges) {
             return give_up(GiveUp::Disk(e));
@@ -627,6 +642,32 @@ fn keep_new(
     Ok(next)
 }
 
+/// The global indices of this rank's new positions (`mine`: their orders, ascending) and the
+/// width of the level, from every rank's orders gathered to all; or the largest status a rank
+/// sent instead (`status`, in front of its orders). An error is every rank's.
+fn number_by_gathering(
+    mine: &[u64],
+    status: Status,
+    transport: &dyn Transport,
+    sent: &mut u64,
+) -> Result<(Vec<u64>, u64), Status> {
+    let mut orders = vec![status as u8];
+    orders.extend(mine.iter().flat_map(|o| o.to_le_bytes()));
+    *sent += (orders.len() * (transport.ranks() - 1)) as u64;
+    let gathered = transport.all_gather(orders);
+    match status_of(&gathered) {
+        Status::Going => {}
+        status => return Err(status),
+    }
+    // (Every rank reads every list, its own too, so that all find a damaged one.)
+    if gathered.iter().any(|g| g.len() % 8 != 1) {
+        return Err(Status::Damaged);
+    }
+    let globals = global_indices(mine, &gathered, transport.rank()).ok_or(Status::Damaged)?;
+    let width = gathered.iter().map(|g| g.len() as u64 / 8).sum();
+    Ok((globals, width))
+}
+
 /// The global index of each of `mine` (ascending orders of this rank's new positions): how
 /// many new positions of all ranks come before it (`gathered`: each rank's orders, after its
 /// status byte). None if a rank's list is damaged.
@@ -637,15 +678,10 @@ fn global_indices(mine: &[u64], gathered: &[Vec<u8>], me: usize) -> Option<Vec<u
         if rank == me {
             continue;
         }
-        if bytes.len() % 8 != 0 {
-            return None;
-        }
-        let theirs = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        let theirs = read_words(bytes)?;
         // Both ascending: walk them together.
         let mut before = 0u64;
-        let mut theirs = theirs.peekable();
+        let mut theirs = theirs.into_iter().peekable();
         for (order, global) in mine.iter().zip(&mut globals) {
             while theirs.next_if(|&t| t < *order).is_some() {
                 before += 1;
@@ -654,6 +690,106 @@ fn global_indices(mine: &[u64], gathered: &[Vec<u8>], me: usize) -> Option<Vec<u
         }
     }
     Some(globals)
+}
+
+/// `number_by_gathering`'s answer with less sent: rank `q` numbers the new positions whose
+/// parents are the `q`-th of the ranks' shares of the level's global indices (`width` of
+/// them). Orders sort by parent first, so rank `q`'s positions all come after rank `q - 1`'s:
+/// each rank sorts the orders it is sent, learns from a gathered count how many come before
+/// its range, and sends each position's global index back to its owner. An error is every
+/// rank's; a rank sent damaged globals gets fewer than `mine` (the pass reports it then).
+fn number_by_ranges(
+    mine: &[u64],
+    status: Status,
+    width: u64,
+    transport: &dyn Transport,
+    sent: &mut u64,
+) -> Result<(Vec<u64>, u64), Status> {
+    let (me, ranks) = (transport.rank(), transport.ranks());
+    let range_of = |order: u64| {
+        (u128::from(wire::parent_of(order)) * ranks as u128 / u128::from(width.max(1))) as usize
+    };
+    let mut outgoing = vec![vec![status as u8]; ranks];
+    for &order in mine {
+        // (A parent past the level is a bug; the last range takes it rather than panic.)
+        outgoing[range_of(order).min(ranks - 1)].extend_from_slice(&order.to_le_bytes());
+    }
+    *sent += sent_to_others(&outgoing, me);
+    let received = transport.all_to_all(outgoing);
+    match status_of(&received) {
+        Status::Going => {}
+        status => return Err(status),
+    }
+    // Every order received, with the rank it came from and its place in that rank's list.
+    let mut ranged: Vec<(u64, u32, u32)> = Vec::new();
+    let mut status = Status::Going;
+    for (from, bytes) in received.iter().enumerate() {
+        let Some(orders) = read_words(&bytes[1..]) else {
+            status = Status::Damaged;
+            continue;
+        };
+        ranged.extend((orders.into_iter().enumerate()).map(|(i, o)| (o, from as u32, i as u32)));
+    }
+    drop(received);
+    ranged.sort_unstable();
+    // (A rank that could not read what it was sent says so here, so that all end together.)
+    let mut count = vec![status as u8];
+    count.extend_from_slice(&(ranged.len() as u64).to_le_bytes());
+    *sent += (count.len() * (ranks - 1)) as u64;
+    let counts = transport.all_gather(count);
+    match status_of(&counts) {
+        Status::Going => {}
+        status => return Err(status),
+    }
+    let counts: Vec<u64> = (counts.iter())
+        .map(|c| read_words(&c[1..]).and_then(|w| w.first().copied()))
+        .collect::<Option<_>>()
+        .ok_or(Status::Damaged)?;
+    let before: u64 = counts[..me].iter().sum();
+    let mut back: Vec<Vec<u64>> = (received_sizes(&ranged, ranks).into_iter())
+        .map(|n| vec![0; n])
+        .collect();
+    for (place, &(_, from, i)) in ranged.iter().enumerate() {
+        back[from as usize][i as usize] = before + place as u64;
+    }
+    let back: Vec<Vec<u8>> = (back.iter())
+        .map(|globals| globals.iter().flat_map(|g| g.to_le_bytes()).collect())
+        .collect();
+    *sent += sent_to_others(&back, me);
+    // Each range's globals, in the order this rank sent its orders: ascending ranges, so the
+    // globals of `mine` in order.
+    let mut globals = Vec::with_capacity(mine.len());
+    for bytes in transport.all_to_all(back) {
+        // (Damaged: fewer globals than positions, which the pass reports at the next level.)
+        globals.extend(read_words(&bytes).unwrap_or_default());
+    }
+    Ok((globals, counts.iter().sum()))
+}
+
+/// How many of `ranged` came from each rank.
+fn received_sizes(ranged: &[(u64, u32, u32)], ranks: usize) -> Vec<usize> {
+    let mut sizes = vec![0; ranks];
+    for &(_, from, _) in ranged {
+        sizes[from as usize] += 1;
+    }
+    sizes
+}
+
+/// The bytes of `outgoing` (one buffer a rank) that leave rank `me`.
+fn sent_to_others(outgoing: &[Vec<u8>], me: usize) -> u64 {
+    (outgoing.iter().enumerate())
+        .filter(|&(rank, _)| rank != me)
+        .map(|(_, buffer)| buffer.len() as u64)
+        .sum()
+}
+
+/// Little-endian 8-byte words; None if `bytes` is not a whole number of them.
+fn read_words(bytes: &[u8]) -> Option<Vec<u64>> {
+    bytes.len().is_multiple_of(8).then(|| {
+        (bytes.chunks_exact(8))
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    })
 }
 
 /// The pass's outcome once a level has mates (on any rank): the count and the lines, the same

@@ -26,6 +26,11 @@ pub(super) fn order_of(parent: u64, ordinal: u32) -> u64 {
     parent << 24 | u64::from(ordinal)
 }
 
+/// The parent's global index in `order` (see `order_of`).
+pub(super) fn parent_of(order: u64) -> u64 {
+    order >> 24
+}
+
 /// Position `local` of rank `rank` among `ranks`, in the `parent` field of a link.
 pub(super) fn node_ref(rank: usize, local: u32, ranks: usize) -> Option<u32> {
     u32::try_from(local as u64 * ranks as u64 + rank as u64).ok()
