@@ -1,14 +1,14 @@
 //! The distributed pass through MPI (`--features mpi`; `.ci/run` installs OpenMPI and runs
 //! these): `mpirun -np 2` (two threads a rank) and `-np 3` (one) of `kyozume solve
 //! --distributed` answer every test row up to 120 plies and every no-mate row as one process
-//! does (length, count, and the lines when they are all listed), and a problem one rank cannot
-//! read ends every rank.
+//! does (length, count, and the lines when they are all listed), as does `-np 4` on a problem
+//! wide enough for levels numbered by ranges; and a problem one rank cannot read ends every rank.
 
 #![cfg(feature = "mpi")]
 
 mod common;
 
-use common::rows_up_to;
+use common::{helpmate_sfen, rows_up_to};
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
 
@@ -89,6 +89,35 @@ fn mpi_ranks_answer_as_one_process() {
             }
         }
     }
+}
+
+#[test]
+fn wide_levels_numbered_by_ranges_answer_as_one_process() {
+    // 森茂 1461's levels reach 29,272 positions: at 4 ranks those from 65,536 / 3 on are
+    // numbered by ranges of their parents (`RANGES_FROM`), the others by gathering.
+    let sfen = helpmate_sfen("fmrs_morishige_1461");
+    let args = ["solve", "--json", "--threads", "1", "--solutions", "2"];
+    let alone = kyozume()
+        .args(args)
+        .args(["--hash", "1024", &sfen])
+        .output()
+        .unwrap();
+    let output = mpirun(
+        4,
+        &[
+            &args[..],
+            &["--hash", "256", "--levels", "--distributed", &sfen],
+        ]
+        .concat(),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(answer(&output), answer(&alone));
+    let levels = String::from_utf8_lossy(&output.stderr);
+    let widest = (levels.lines().skip(1))
+        .filter_map(|l| l.split('\t').nth(2)?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(widest * 3 >= 1 << 16, "widest level {widest}");
 }
 
 #[test]
