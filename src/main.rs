@@ -101,9 +101,9 @@ enum Command {
         resume: Option<std::path::PathBuf>,
         /// Share the breadth-first pass among the processes of an MPI job (`mpirun -np P
         /// kyozume solve --distributed ...`): each keeps its share of the positions within
-        /// --hash and expands them with one thread; rank 0 prints the answer. Needs a build
-        /// with `--features mpi`.
-        #[arg(long, conflicts_with_all = ["batch", "checkpoint", "resume", "probe"])]
+        /// --hash and expands them with --threads threads; rank 0 prints the answer (with
+        /// --batch, the problems are taken one at a time). Needs a build with `--features mpi`.
+        #[arg(long, conflicts_with_all = ["jobs", "checkpoint", "resume", "probe"])]
         distributed: bool,
         /// What the problem asks for: H# (ばか詰, the default) or HS# (協力自玉詰: the
         /// defender's last move mates the attacker). Stands over what a file names.
@@ -394,9 +394,6 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 stipulation_given: given.is_some(),
                 ..Default::default()
             };
-            if let Some(file) = batch {
-                return Ok(ExitCode::from(workbench::batch::run(file, &options)));
-            }
             let (options, mpi) = match distributed {
                 true => {
                     let (ranks, mpi) = start_ranks()?;
@@ -410,6 +407,14 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 }
                 false => (options, None),
             };
+            if let Some(file) = batch {
+                let status = workbench::batch::run(file, &options);
+                drop(options);
+                if let Some(mpi) = mpi {
+                    mpi.join();
+                }
+                return Ok(ExitCode::from(status));
+            }
             // (Under MPI only rank 0 is given stdin: the others read nothing, and every rank
             // then ends, see `solve_one`.)
             let status = match workbench::read_input(input.as_deref()) {

@@ -506,3 +506,18 @@ fn levels_are_logged_on_stderr_as_the_breadth_first_pass_goes() {
         "{met_again} of {kept}"
     );
 }
+
+#[test]
+fn distributed_refuses_what_it_cannot_do() {
+    let sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1";
+    // Problems are taken one at a time by all the ranks together.
+    let (code, out, err) = run(&["solve", "--distributed", "--jobs", "2", sfen]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.contains("--jobs"), "{err}");
+    // This build has no MPI (`cargo test` builds without the feature).
+    if !cfg!(feature = "mpi") {
+        let (code, out, err) = run(&["solve", "--distributed", sfen]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty() && err.contains("built without MPI"), "{err}");
+    }
+}

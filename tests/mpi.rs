@@ -2,7 +2,8 @@
 //! these): `mpirun -np 2` (two threads a rank) and `-np 3` (one) of `kyozume solve
 //! --distributed` answer every test row up to 120 plies and every no-mate row as one process
 //! does (length, count, and the lines when they are all listed), as does `-np 4` on a problem
-//! wide enough for levels numbered by ranges; and a problem one rank cannot read ends every rank.
+//! wide enough for levels numbered by ranges, and `--batch` at 2 ranks; and a problem one rank
+//! cannot read ends every rank.
 
 #![cfg(feature = "mpi")]
 
@@ -118,6 +119,73 @@ fn wide_levels_numbered_by_ranges_answer_as_one_process() {
         .max()
         .unwrap_or(0);
     assert!(widest * 3 >= 1 << 16, "widest level {widest}");
+}
+
+/// Each report line of a batch (status, plies, count, line, alternatives; not the times),
+/// and the summary's counts.
+fn batch_answers(output: &Output) -> Vec<String> {
+    let text = String::from_utf8_lossy(&output.stdout);
+    (text.lines())
+        .map(|line| {
+            let json: serde_json::Value = serde_json::from_str(line).unwrap();
+            let fields = [
+                "name",
+                "status",
+                "plies",
+                "solutions",
+                "moves",
+                "alternatives",
+            ];
+            match json.get("summary") {
+                Some(summary) => format!(
+                    "{} {} {} {}",
+                    summary["problems"], summary["solved"], summary["cooked"], summary["errors"]
+                ),
+                None => fields.map(|f| json[f].to_string()).join(" "),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_distributed_batch_answers_as_one_process() {
+    // Every fifth row up to 120 plies and a line that is no problem, at 2 ranks.
+    let (rows, _) = rows_up_to(120);
+    let mut batch = tempfile::NamedTempFile::new().unwrap();
+    use std::io::Write;
+    for (name, sfen) in rows.iter().step_by(5) {
+        writeln!(batch, "{name}\t{sfen}").unwrap();
+    }
+    writeln!(batch, "broken\tnot a position").unwrap();
+    let file = batch.path().to_str().unwrap();
+    let args = [
+        "solve",
+        "--json",
+        "--threads",
+        "1",
+        "--hash",
+        "64",
+        "--batch",
+        file,
+    ];
+    let alone = kyozume().args(args).output().unwrap();
+    let output = mpirun(2, &[&args[..], &["--distributed"]].concat());
+    assert_eq!(output.status.code(), alone.status.code());
+    let answers = batch_answers(&output);
+    assert_eq!(answers, batch_answers(&alone));
+    assert!(answers.len() >= 10, "{answers:?}");
+    // A file no rank can read: every rank ends, with exit status 2.
+    let missing = mpirun(
+        2,
+        &[
+            "solve",
+            "--distributed",
+            "--batch",
+            "/nonexistent/problems.tsv",
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(missing.stdout.is_empty());
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! files' length, is ignored, as are further columns). Empty lines, `#` comments and a `name<TAB>sfen...` header are skipped.
 
 use super::report::{Report, Status};
-use super::{exit, input, interrupt_flag, solve_position, SolveOptions};
+use super::{all_ranks_ready, exit, input, interrupt_flag, prints, solve_position, SolveOptions};
 use crate::search;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -133,17 +133,30 @@ fn solve_entry(
 
 /// Runs the batch; returns the exit status. With `options.jobs` above 1, that many problems are
 /// solved at once, each solver with its share of the memory and of the threads; results are
-/// still written in input order.
+/// still written in input order. With ranks (`--distributed`), every rank reads the file and
+/// takes the problems one at a time in step with the others; rank 0 writes.
 pub fn run(file: &str, options: &SolveOptions) -> u8 {
     let text = match std::fs::read(file) {
-        Ok(bytes) => input::decode(&bytes),
+        Ok(bytes) => Some(input::decode(&bytes)),
         Err(e) => {
             eprintln!("kyozume solve --batch: cannot read {file}: {e}");
-            return exit::BAD_INPUT;
+            None
         }
     };
+    let read = all_ranks_ready(options, text.is_some());
+    let text = match text {
+        Some(text) if read => text,
+        Some(_) => {
+            eprintln!("kyozume solve --batch: another rank could not read {file}");
+            return exit::BAD_INPUT;
+        }
+        None => return exit::BAD_INPUT,
+    };
     let entries = entries(&text);
-    let jobs = options.jobs.clamp(1, entries.len().max(1));
+    let jobs = match options.ranks {
+        Some(_) => 1,
+        None => options.jobs.clamp(1, entries.len().max(1)),
+    };
     let per_job = SolveOptions {
         hash_mb: (options.hash_mb / jobs).max(1),
         threads: (options.threads / jobs).max(1),
@@ -154,15 +167,28 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         ..options.clone()
     };
     let mut solvers = Vec::with_capacity(jobs);
+    let mut failed = None;
     for _ in 0..jobs {
         match super::solver_for(&per_job, "kyozume solve --batch") {
             Ok(s) => solvers.push(s),
-            Err(status) => return status,
+            Err(status) => {
+                failed = Some(status);
+                break;
+            }
         }
     }
+    if !all_ranks_ready(options, failed.is_none()) {
+        if failed.is_none() {
+            eprintln!("kyozume solve --batch: another rank could not start");
+        }
+        return failed.unwrap_or(exit::BAD_INPUT);
+    }
     let stop = interrupt_flag();
+    // Ranks go on to the next problem together: a stop seen by one is taken by all.
+    let stopped = || !all_ranks_ready(options, !stop.load(Ordering::SeqCst));
+    let writes = prints(options);
     let start = Instant::now();
-    let bar = std::io::stderr().is_terminal().then(|| {
+    let bar = (writes && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(entries.len() as u64);
         bar.set_style(
             ProgressStyle::with_template("[{elapsed_precise}] {bar:40} {pos}/{len} {msg}")
@@ -181,6 +207,9 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
     let mut write_failed = false;
     let mut write = |report: &Report, summary: &mut Summary, out: &mut std::io::StdoutLock| {
         summary.add(report);
+        if !writes {
+            return;
+        }
         let line = if options.json {
             report.json()
         } else {
@@ -194,20 +223,23 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
     std::thread::scope(|scope| {
         for mut solver in solvers {
             let done_tx = done_tx.clone();
-            let (entries, next, stop, per_job, bar) = (&entries, &next, &stop, &per_job, &bar);
+            let (entries, next, stopped, per_job, bar) =
+                (&entries, &next, &stopped, &per_job, &bar);
+            let stop = &stop;
             std::thread::Builder::new()
                 .name("batch".into())
                 .stack_size(search::SEARCH_STACK_BYTES)
                 .spawn_scoped(scope, move || loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= entries.len() || stop.load(Ordering::SeqCst) {
+                    if i >= entries.len() || stopped() {
                         break;
                     }
                     match bar {
                         Some(b) => b.set_message(label(&entries[i])),
-                        None => {
+                        None if writes => {
                             eprintln!("[{}/{}] {} ...", i + 1, entries.len(), label(&entries[i]))
                         }
+                        None => {}
                     }
                     let report = solve_entry(&mut solver, &entries[i], per_job, stop);
                     if done_tx.send((i, report)).is_err() {
@@ -228,7 +260,7 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
             }
             match &bar {
                 Some(b) => b.inc(1),
-                None => eprintln!(
+                None if writes => eprintln!(
                     "[{}/{}] {}: {:?} ({:.3} s)",
                     i + 1,
                     entries.len(),
@@ -236,6 +268,7 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
                     report.status,
                     report.time_ms as f64 / 1000.0
                 ),
+                None => {}
             }
             pending.insert(i, report);
             while let Some(r) = pending.remove(&next_out) {
@@ -262,8 +295,10 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
     } else {
         summary.text()
     };
-    let _ = writeln!(out, "{last}").and_then(|_| out.flush());
-    eprintln!("{}", summary.text());
+    if writes {
+        let _ = writeln!(out, "{last}").and_then(|_| out.flush());
+        eprintln!("{}", summary.text());
+    }
     if summary.interrupted {
         exit::INTERRUPTED
     } else {
