@@ -8,7 +8,8 @@ mod common;
 
 use common::{helpmate_sfen, rows_up_to};
 use kyozume::search::{
-    verify_helpmate, Limits, LocalRank, Outcome, Ranks, SearchResult, Solver, Strategy, Transport,
+    verify_helpmate, DiskBudget, Limits, LocalRank, Outcome, Ranks, SearchResult, Solver, Strategy,
+    Transport,
 };
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
@@ -30,6 +31,20 @@ fn solve_among(
     limits: &Limits,
     stop: &AtomicBool,
 ) -> (Vec<SearchResult>, u32, (usize, u64)) {
+    let (results, last, figures) = try_among(ranks, sfen, limits, stop);
+    let results = (results.into_iter())
+        .map(|r| r.unwrap_or_else(|e| panic!("{sfen}: {e}")))
+        .collect();
+    (results, last, figures)
+}
+
+/// `solve_among`, each rank's error as it said it.
+fn try_among(
+    ranks: usize,
+    sfen: &str,
+    limits: &Limits,
+    stop: &AtomicBool,
+) -> (Vec<Result<SearchResult, String>>, u32, (usize, u64)) {
     let pos = Position::from_sfen(sfen).unwrap();
     let (log, levels) = crossbeam_channel::unbounded();
     let limits = &Limits {
@@ -49,7 +64,7 @@ fn solve_among(
                     .stack_size(kyozume::search::SEARCH_STACK_BYTES)
                     .spawn_scoped(scope, move || {
                         let mut solver = Solver::new(64).unwrap();
-                        solver.solve(pos, &limits, stop, &mut |_| {}).unwrap()
+                        (solver.solve(pos, &limits, stop, &mut |_| {})).map_err(|e| e.to_string())
                     })
                     .unwrap()
             })
@@ -138,5 +153,48 @@ fn a_stop_ends_every_rank() {
             "{:?}",
             result.outcome
         );
+    }
+}
+
+#[test]
+fn ranks_with_their_links_on_disk_answer_alike_and_a_disk_error_ends_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let on_disk = |dir: &std::path::Path| DiskBudget {
+        dir: Some(dir.to_path_buf()),
+        cap_bytes: 1 << 30,
+        always: true,
+    };
+    let stop = AtomicBool::new(false);
+    let (rows, _) = rows_up_to(120);
+    for (name, sfen) in rows.iter().step_by(3) {
+        let limits = Limits {
+            strategy: Strategy::BreadthFirst,
+            solution_limit: 5,
+            threads: 1,
+            ..Default::default()
+        };
+        let alone = solve_alone(sfen, &limits);
+        let limits = Limits {
+            disk: on_disk(dir.path()),
+            ..limits
+        };
+        for result in solve_among(2, sfen, &limits, &stop).0 {
+            assert_eq!(result.outcome, alone.outcome, "{name}");
+            assert_eq!(result.solutions, alone.solutions, "{name}");
+        }
+    }
+    // Nothing left behind: the links' files are unnamed.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A directory that is not there: every rank ends with the disk error.
+    let limits = Limits {
+        strategy: Strategy::BreadthFirst,
+        threads: 1,
+        disk: on_disk(&dir.path().join("missing")),
+        ..Default::default()
+    };
+    let sfen = helpmate_sfen("fmrs_morishige_1965");
+    for result in try_among(3, &sfen, &limits, &stop).0 {
+        let error = result.expect_err("no links, no answer");
+        assert!(error.contains("missing"), "{error}");
     }
 }

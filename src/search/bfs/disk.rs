@@ -54,6 +54,9 @@ pub enum DiskError {
     /// missing when one was asked for.
     #[error("checkpoint in {dir} refused: {message}")]
     CheckpointRefused { dir: PathBuf, message: String },
+    /// Another rank of a distributed pass could not use its disk (its error, as it said it).
+    #[error("rank {rank}: {message}")]
+    OnRank { rank: usize, message: String },
 }
 
 /// Where one level's edges lie in the file.

@@ -20,20 +20,23 @@
 //! - A rank's threads (`--threads`) expand a wide level in shares, runs of its positions, each
 //!   child carrying its order; the owner then takes what it receives on one thread.
 //!
-//! The keys, the levels and the links stay in memory here (the disk, checkpoints and
-//! forgetting are the one-process pass's for now), and a level's children are exchanged at
-//! once.
+//! - After each level a rank gets back within its budget as one process does (links to disk,
+//!   then its keys frozen), and says what it could not fix at the next exchange.
+//!
+//! Checkpoints and forgetting are the one-process pass's for now, and a level's children are
+//! exchanged at once.
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod transport;
 mod wire;
 
+use super::disk::DiskError;
 use super::expand::{self, DeadCache, Looking, NewChild, Pipeline};
 use super::graph::LevelGraph;
 use super::keyset::{KeyMap, KeySet};
 use super::level::{LevelEdges, LevelPositions, Link, Mate, Parent};
-use super::{BfsLimits, BfsOutcome, GiveUp};
+use super::{settle_memory, BfsLimits, BfsOutcome, GiveUp};
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::shogi::{Move, Position};
 use parking_lot::Mutex;
@@ -71,8 +74,10 @@ enum Status {
     Memory = 2,
     /// A message from another rank could not be read (a bug: the pass ends).
     Damaged = 3,
-    Timeout = 4,
-    Stopped = 5,
+    /// A rank could not write its links to disk (the pass ends with the error).
+    Disk = 4,
+    Timeout = 5,
+    Stopped = 6,
 }
 
 impl Status {
@@ -82,7 +87,8 @@ impl Status {
             1 => Status::Mate,
             2 => Status::Memory,
             3 => Status::Damaged,
-            4 => Status::Timeout,
+            4 => Status::Disk,
+            5 => Status::Timeout,
             _ => Status::Stopped,
         }
     }
@@ -95,7 +101,8 @@ impl Status {
     }
 
     /// Why the pass gives up on a level that ended so (memory, as for a damaged message: one
-    /// process would deepen then, and so does every rank).
+    /// process would deepen then, and so does every rank; a disk error is told by
+    /// `disk_error_among`).
     fn reason(self) -> GiveUp {
         match self {
             Status::Timeout => GiveUp::Aborted(Abort::Timeout),
@@ -164,6 +171,12 @@ fn pass(
     let mut width = 1u64;
     // What this rank alone found wrong, to tell the others at the next exchange.
     let mut pending = Status::Going;
+    let mut disk_error = None;
+    if limits.disk.always {
+        if let Err(e) = graph.move_to_disk(&limits.disk, 0) {
+            (pending, disk_error) = (Status::Disk, Some(e));
+        }
+    }
     loop {
         let lower_bound = limits.mate_length(depth);
         let give_up = |reason| BfsOutcome::GaveUp {
@@ -195,6 +208,9 @@ fn pass(
                 return mate_outcome(expanded.mates, &graph, transport, depth, cap)
                     .unwrap_or_else(|| give_up(GiveUp::Memory));
             }
+            Status::Disk => {
+                return give_up(GiveUp::Disk(disk_error_among(disk_error, transport)));
+            }
             status => return give_up(status.reason()),
         }
         let held = graph.bytes() + part.positions.bytes() + part.globals.capacity() * 8;
@@ -225,7 +241,7 @@ fn pass(
             next.positions = LevelPositions::default();
         }
         if let Err(e) = graph.push(next.edges) {
-            return give_up(GiveUp::Disk(e));
+            (pending, disk_error) = (Status::Disk, Some(e));
         }
         part = Part {
             positions: next.positions,
@@ -233,6 +249,29 @@ fn pass(
             counts: next.counts,
         };
         depth += 1;
+        // Within budget again (links to disk, then the keys frozen) or, failing that, every
+        // rank told at the next exchange.
+        if pending == Status::Going {
+            let within = settle_memory(
+                (&mut seen, &mut graph, &part.positions, &part.counts),
+                &mut limits.budget_bytes.clone(),
+                &mut || 0,
+                limits,
+                limits.mate_length(depth),
+            );
+            match within {
+                Ok(_) => {}
+                Err(BfsOutcome::GaveUp {
+                    reason: GiveUp::Disk(e),
+                    ..
+                }) => (pending, disk_error) = (Status::Disk, Some(e)),
+                Err(BfsOutcome::GaveUp {
+                    reason: GiveUp::Aborted(abort),
+                    ..
+                }) => pending = Status::of_abort(abort),
+                Err(_) => pending = Status::Memory,
+            }
+        }
         if logging {
             log_level(
                 limits,
@@ -298,6 +337,21 @@ fn log_level(
         checkpoints: (std::time::Duration::ZERO, 0),
         exchanged: exchanged as u64,
     });
+}
+
+/// The disk error that ended the pass, the same on every rank: this rank's own, or the first
+/// rank's that had one (every rank calls this once its exchange said `Status::Disk`).
+fn disk_error_among(mine: Option<DiskError>, transport: &dyn Transport) -> DiskError {
+    let said = mine.as_ref().map_or(String::new(), DiskError::to_string);
+    let gathered = transport.all_gather(said.into_bytes());
+    mine.unwrap_or_else(|| {
+        let (rank, message) = (gathered.iter().enumerate())
+            .find(|(_, message)| !message.is_empty())
+            .map_or((0, "a rank's disk failed".into()), |(rank, message)| {
+                (rank, String::from_utf8_lossy(message).into_owned())
+            });
+        DiskError::OnRank { rank, message }
+    })
 }
 
 /// The largest status of the ranks, each in front of what it sent (damaged if one is missing).
