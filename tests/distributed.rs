@@ -174,13 +174,21 @@ fn ranks_with_their_links_on_disk_answer_alike_and_a_disk_error_ends_all() {
             ..Default::default()
         };
         let alone = solve_alone(sfen, &limits);
+        let in_memory = solve_among(2, sfen, &limits, &stop).0;
         let limits = Limits {
             disk: on_disk(dir.path()),
             ..limits
         };
-        for result in solve_among(2, sfen, &limits, &stop).0 {
+        for (result, in_memory) in solve_among(2, sfen, &limits, &stop)
+            .0
+            .iter()
+            .zip(&in_memory)
+        {
             assert_eq!(result.outcome, alone.outcome, "{name}");
             assert_eq!(result.solutions, alone.solutions, "{name}");
+            // The same moves as with the links in memory: no deepening after the pass (which
+            // a line that could not be read back from the disk would have cost).
+            assert_eq!(result.nodes, in_memory.nodes, "{name}");
         }
     }
     // Nothing left behind: the links' files are unnamed.

@@ -109,6 +109,11 @@ impl LevelGraph {
         Ok(freed)
     }
 
+    /// Makes every level written to the file readable (before `edges_into`; `lines` does it).
+    pub(super) fn finish_writing(&mut self) -> Result<(), DiskError> {
+        self.file.as_mut().map_or(Ok(()), LinkFile::finish_writing)
+    }
+
     /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
     pub(super) fn edges_into(&self, depth: usize, index: u32) -> Result<Vec<Link>, DiskError> {
         let edges = match &self.levels[depth - 1] {
@@ -134,9 +139,7 @@ impl LevelGraph {
         mates: &[Mate],
         cap: usize,
     ) -> Result<Vec<Vec<Move>>, DiskError> {
-        if let Some(file) = &mut self.file {
-            file.finish_writing()?;
-        }
+        self.finish_writing()?;
         let depth = self.levels.len();
         let mut lines = Vec::new();
         let mut suffix = Vec::with_capacity(2 * depth + 1);

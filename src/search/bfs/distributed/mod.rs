@@ -33,7 +33,7 @@ mod wire;
 
 use super::disk::DiskError;
 use super::expand::{self, DeadCache, Looking, NewChild, Pipeline};
-use super::graph::LevelGraph;
+use super::graph::{LevelGraph, DISK_STEP_BYTES};
 use super::keyset::{KeyMap, KeySet};
 use super::level::{LevelEdges, LevelPositions, Link, Mate, Parent};
 use super::{settle_memory, BfsLimits, BfsOutcome, GiveUp};
@@ -205,6 +205,10 @@ fn pass(
         match status_of(&incoming) {
             Status::Going => {}
             Status::Mate => {
+                // Every rank's links readable, or all give up.
+                if transport.max(u64::from(graph.finish_writing().is_err())) != 0 {
+                    return give_up(GiveUp::Memory);
+                }
                 return mate_outcome(expanded.mates, &graph, transport, depth, cap)
                     .unwrap_or_else(|| give_up(GiveUp::Memory));
             }
@@ -213,9 +217,14 @@ fn pass(
             }
             status => return give_up(status.reason()),
         }
-        let held = graph.bytes() + part.positions.bytes() + part.globals.capacity() * 8;
-        let budget = limits.budget_bytes.saturating_sub(held);
-        let kept = keep_new(incoming, (&mut seen, me), (counting, cap), budget, limits);
+        let held = part.positions.bytes() + part.globals.capacity() * 8;
+        let kept = keep_new(
+            incoming,
+            (&mut seen, &mut graph, me),
+            (counting, cap),
+            (held, &mut disk_error),
+            limits,
+        );
         let kept_status = kept.as_ref().err().copied().unwrap_or(Status::Going);
         let no_orders = Vec::new();
         let orders = kept.as_ref().map_or(&no_orders, |next| &next.orders);
@@ -228,6 +237,9 @@ fn pass(
             (Ok((globals, level_width)), Ok(next)) => {
                 width = level_width;
                 (next, globals)
+            }
+            (Err(Status::Disk), _) => {
+                return give_up(GiveUp::Disk(disk_error_among(disk_error, transport)));
             }
             (Err(status), _) => return give_up(status.reason()),
             (Ok(_), Err(status)) => return give_up(status.reason()),
@@ -305,12 +317,13 @@ fn log_level(
         nodes as usize,
         checks,
         sent as usize,
+        graph.disk_bytes() as usize,
     ];
     let mut bytes_out = Vec::new();
     for figure in mine {
         bytes_out.extend_from_slice(&(figure as u64).to_le_bytes());
     }
-    let mut sums = [0usize; 8];
+    let mut sums = [0usize; 9];
     for theirs in transport.all_gather(bytes_out) {
         for (sum, word) in sums.iter_mut().zip(theirs.chunks_exact(8)) {
             *sum += u64::from_le_bytes(word.try_into().expect("8 bytes")) as usize;
@@ -319,7 +332,8 @@ fn log_level(
     let Some(log) = limits.level_log.as_ref().filter(|_| transport.rank() == 0) else {
         return;
     };
-    let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks, exchanged] = sums;
+    let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks, exchanged, disk_bytes] =
+        sums;
     // (The receiver may be gone: nothing to do then.)
     let _ = log.send(super::LevelStats {
         plies: 2 * depth,
@@ -327,7 +341,7 @@ fn log_level(
         keys,
         key_bytes,
         graph_bytes,
-        disk_bytes: 0,
+        disk_bytes: disk_bytes as u64,
         bytes,
         elapsed: started.elapsed(),
         nodes: nodes as u64,
@@ -623,11 +637,13 @@ struct NextPart {
 }
 
 /// Keeps the new positions among the children received, in their order.
+/// Out of room for a key, links go to disk first, then the keys are frozen (once), as in one
+/// process; `held` is what the rank holds besides the keys and the links.
 fn keep_new(
     incoming: Vec<Vec<u8>>,
-    (seen, me): (&mut KeySet, usize),
+    (seen, graph, me): (&mut KeySet, &mut LevelGraph, usize),
     (counting, cap): (bool, u32),
-    budget: usize,
+    (held, disk_error): (usize, &mut Option<DiskError>),
     limits: &BfsLimits,
 ) -> Result<NextPart, Status> {
     let ranks = incoming.len();
@@ -654,11 +670,30 @@ fn keep_new(
     };
     let mut index: KeyMap<u32> = KeyMap::default();
     let mut froze = false;
+    // (Until a move to disk frees nothing: none left, or the disk may not be used.)
+    let mut links_in_memory = true;
     for candidate in &candidates {
         let inserted = loop {
-            let held = next.positions.bytes() + next.edges.bytes() + next.counts.capacity() * 4;
-            match seen.insert(candidate.key, budget.saturating_sub(held), false) {
+            let held = held
+                + graph.bytes()
+                + next.positions.bytes()
+                + next.edges.bytes()
+                + next.counts.capacity() * 4;
+            match seen.insert(
+                candidate.key,
+                limits.budget_bytes.saturating_sub(held),
+                false,
+            ) {
                 Ok(inserted) => break inserted,
+                Err(()) if links_in_memory => {
+                    match graph.move_to_disk(&limits.disk, DISK_STEP_BYTES) {
+                        Ok(freed) => links_in_memory = freed > 0,
+                        Err(e) => {
+                            *disk_error = Some(e);
+                            return Err(Status::Disk);
+                        }
+                    }
+                }
                 Err(()) if !froze => {
                     froze = true;
                     let stop = || limits.interrupt.check(Instant::now()).is_some();
