@@ -185,7 +185,12 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
     }
     let stop = interrupt_flag();
     // Ranks go on to the next problem together: a stop seen by one is taken by all.
-    let stopped = || !all_ranks_ready(options, !stop.load(Ordering::SeqCst));
+    let stopped = || {
+        let here = stop.load(Ordering::SeqCst);
+        // (Every rank asks, whatever it saw; without ranks only this process's flag counts.)
+        let elsewhere = !all_ranks_ready(options, !here);
+        here || elsewhere
+    };
     let writes = prints(options);
     let start = Instant::now();
     let bar = (writes && std::io::stderr().is_terminal()).then(|| {
