@@ -11,15 +11,15 @@
 //!   (`wire::order_of`); an owner sorts what it receives by that order, keeps the first of
 //!   each new key as the position and the rest as further ways into it (counting), and the
 //!   ranks then learn every new position's global index from the orders of all ranks' new
-//!   positions (gathered: 8 bytes a position).
+//!   positions (`numbering.rs`).
 //! - A link's parent is a rank and a local index together (`wire::node_ref`); a line is read
 //!   back from the mate, every rank walking the same way in step, the owner of each position
 //!   telling all the edges into it.
 //! - Every level ends with a word of status from every rank (mate, memory, stop), so that
 //!   all ranks end together, with the same outcome.
 //! - A rank's threads (`--threads`) expand a wide level in shares, runs of its positions, each
-//!   child carrying its order; the owner then takes what it receives on one thread.
-//!
+//!   child carrying its order (`shares.rs`); the owner then takes what it receives on one
+//!   thread.
 //! - After each level a rank gets back within its budget as one process does (links to disk,
 //!   then its keys frozen), and says what it could not fix at the next exchange.
 //!
@@ -28,36 +28,26 @@
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod numbering;
+mod shares;
 pub mod transport;
 mod wire;
 
 use super::disk::DiskError;
-use super::expand::{self, DeadCache, Looking, NewChild, Pipeline};
+use super::expand::DeadCache;
 use super::graph::{LevelGraph, DISK_STEP_BYTES};
 use super::keyset::{KeyMap, KeySet};
-use super::level::{LevelEdges, LevelPositions, Link, Mate, Parent};
+use super::level::{LevelEdges, LevelPositions};
 use super::{settle_memory, BfsLimits, BfsOutcome, GiveUp};
-use crate::search::helpmate::{Abort, POLL_INTERVAL};
+use crate::search::helpmate::Abort;
 use crate::shogi::{Move, Position};
+pub(crate) use numbering::RANGES_FROM;
+use numbering::{number_by_gathering, number_by_ranges};
 use parking_lot::Mutex;
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use shares::expand_part;
 use std::time::Instant;
 use transport::Transport;
 use wire::{Candidate, RankMate};
-
-/// The fewest positions a thread's share of a level has (narrower levels are expanded by the
-/// calling thread alone; `BfsLimits::parallel_batch_positions` overrides it). One rank of two
-/// threads (`mpirun --bind-to none -np 1 ... --threads 2`), two runs each: 64 beat 16, 256 and
-/// 1,024 on 寿限無 19447 and matched 16 on 龍の顎 12555 (5.2 s; 5.1, 5.8, 7.2) and 森茂 1461.
-const SHARE_POSITIONS: usize = 64;
-
-/// From which width of a level (times the ranks less one) its new positions are numbered by
-/// ranges of their parents rather than by gathering every rank's orders (`Limits::ranges_from`):
-/// gathered, every rank receives 8 bytes for each new position of the level, which grows with the
-/// ranks; by ranges, 16 bytes a position cross the network in all, in three collectives instead
-/// of one.
-pub(crate) const RANGES_FROM: u64 = 1 << 16;
 
 /// The rank that owns `key` among `ranks`: from bits the key set keeps none of (it keeps the
 /// low 74 and the top 6), so that a rank's shards fill as evenly as one process's.
@@ -368,6 +358,14 @@ fn disk_error_among(mine: Option<DiskError>, transport: &dyn Transport) -> DiskE
     })
 }
 
+/// The bytes of `outgoing` (one buffer a rank) that leave rank `me`.
+fn sent_to_others(outgoing: &[Vec<u8>], me: usize) -> u64 {
+    (outgoing.iter().enumerate())
+        .filter(|&(rank, _)| rank != me)
+        .map(|(_, buffer)| buffer.len() as u64)
+        .sum()
+}
+
 /// The largest status of the ranks, each in front of what it sent (damaged if one is missing).
 fn status_of(received: &[Vec<u8>]) -> Status {
     (received.iter())
@@ -378,253 +376,6 @@ fn status_of(received: &[Vec<u8>]) -> Status {
         })
         .max()
         .unwrap_or(Status::Damaged)
-}
-
-/// What a rank's expansion of its part came to.
-struct Expanded {
-    status: Status,
-    /// Its mates, in order (the first only, unless counting).
-    mates: Vec<RankMate>,
-    /// The children to send, by owner, after a byte for the status.
-    outgoing: Vec<Vec<u8>>,
-}
-
-/// Expands this rank's part of the level: mates found, and the children it does not know of,
-/// each for its owner. A level wide enough, with a pool, is cut into shares for its threads,
-/// each a run of positions; a share's children carry their orders, so the owners need not
-/// hear them in any particular order.
-fn expand_part(
-    part: &Part,
-    (seen, dead, pipelines): (&KeySet, &DeadCache, &Mutex<Vec<Pipeline>>),
-    limits: &BfsLimits,
-    (me, ranks): (usize, usize),
-    nodes: &mut u64,
-) -> Expanded {
-    let len = part.positions.len();
-    // Several shares a thread, so that one slow share does not hold up the level, and none
-    // smaller than the one-process pass's threads take.
-    let smallest = limits.parallel_batch_positions.unwrap_or(SHARE_POSITIONS);
-    let shares = limits.pool.map_or(1, |pool| {
-        (len / smallest.max(1)).clamp(1, pool.current_num_threads() * 4)
-    });
-    let halt = Halt::default();
-    let expand = |share: usize| {
-        let mut pipeline = pipelines.lock().pop().unwrap_or_default();
-        let done = expand_share(
-            part,
-            (share, share * len / shares..(share + 1) * len / shares),
-            (seen, dead, &mut pipeline, &halt),
-            limits,
-            (me, ranks),
-        );
-        pipelines.lock().push(pipeline);
-        done
-    };
-    let shares: Vec<Share> = match limits.pool.filter(|_| shares > 1) {
-        None => vec![expand(0)],
-        Some(pool) => pool.install(|| (0..shares).into_par_iter().map(expand).collect()),
-    };
-    let mut status = Status::Going;
-    let mut mates = Vec::new();
-    let mut outgoing: Vec<Vec<u8>> = Vec::new();
-    for share in shares {
-        *nodes += share.nodes;
-        status = status.max(share.status);
-        if mates.is_empty() || limits.solution_cap > 1 {
-            mates.extend(share.mates);
-        }
-        if outgoing.is_empty() {
-            outgoing = share.outgoing;
-        } else {
-            for (to, from) in outgoing.iter_mut().zip(&share.outgoing) {
-                // (After the share's place for the status.)
-                to.extend_from_slice(&from[1..]);
-            }
-        }
-    }
-    if status == Status::Going && !mates.is_empty() {
-        status = Status::Mate;
-    }
-    Expanded {
-        status,
-        mates,
-        outgoing,
-    }
-}
-
-/// What the shares of a level tell one another as they go.
-struct Halt {
-    /// The first share that met a mate (`usize::MAX`: none yet).
-    first_mate: AtomicUsize,
-    /// A share saw the search stopped or out of time (a `Status`; 0: not).
-    aborted: AtomicU8,
-}
-
-impl Default for Halt {
-    fn default() -> Halt {
-        Halt {
-            first_mate: AtomicUsize::new(usize::MAX),
-            aborted: AtomicU8::new(0),
-        }
-    }
-}
-
-/// A share's expansion.
-struct Share {
-    status: Status,
-    /// Its mates, in order, as the rank orders them.
-    mates: Vec<RankMate>,
-    /// Its children, by owner, after a byte left for the status.
-    outgoing: Vec<Vec<u8>>,
-    nodes: u64,
-}
-
-/// Expands the positions `range` of this rank's part (share number `share` of the level).
-fn expand_share(
-    part: &Part,
-    (share, range): (usize, std::ops::Range<usize>),
-    (seen, dead, pipeline, halt): (&KeySet, &DeadCache, &mut Pipeline, &Halt),
-    limits: &BfsLimits,
-    (me, ranks): (usize, usize),
-) -> Share {
-    let counting = limits.solution_cap > 1;
-    let mut outbox = Outbox {
-        seen,
-        ranks,
-        me,
-        globals: &part.globals,
-        outgoing: vec![vec![Status::Going as u8]; ranks],
-        parent: u32::MAX,
-        next_ordinal: 0,
-        ordinal: 0,
-    };
-    let mut mates: Vec<Mate> = Vec::new();
-    let mut status = Status::Going;
-    let mut nodes = 0u64;
-    let mut next_poll = POLL_INTERVAL;
-    pipeline.reset();
-    for index in range {
-        // Counting, every share looks for mates to the end, keeping no children once a mate
-        // is known anywhere; otherwise the shares after the first with a mate are not needed.
-        let first_mate = halt.first_mate.load(Ordering::Relaxed);
-        if (!counting && first_mate < share) || halt.aborted.load(Ordering::Relaxed) != 0 {
-            break;
-        }
-        let (packed, checks) = part.positions.get(index);
-        let parent = Parent {
-            packed,
-            checks,
-            index: index as u32,
-            paths: if counting { part.counts[index] } else { 1 },
-        };
-        nodes += pipeline.current().generate(
-            parent,
-            (seen, dead, &outbox),
-            &mut mates,
-            Looking {
-                selfmate: limits.selfmate,
-                rules: limits.rules,
-                first_mate_only: !counting,
-                mate_elsewhere: first_mate != usize::MAX,
-            },
-        );
-        if !mates.is_empty() {
-            halt.first_mate.fetch_min(share, Ordering::Relaxed);
-            if !counting {
-                break;
-            }
-        }
-        if mates.is_empty() {
-            let _ = pipeline.previous().resolve(dead, &mut outbox);
-        }
-        pipeline.advance();
-        if nodes >= next_poll {
-            next_poll = (nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
-            if let Some(abort) = limits.interrupt.check(Instant::now()) {
-                status = Status::of_abort(abort);
-                halt.aborted.store(status as u8, Ordering::Relaxed);
-                break;
-            }
-        }
-    }
-    if mates.is_empty() && status == Status::Going {
-        let _ = pipeline.previous().resolve(dead, &mut outbox);
-    }
-    if let Some(aborted) = Some(halt.aborted.load(Ordering::Relaxed)).filter(|&a| a != 0) {
-        status = status.max(Status::of(aborted.into()));
-    }
-    let mut rank_mates = Vec::with_capacity(mates.len());
-    // Mates of one parent come in the order they were found: their place among the parent's.
-    let mut last_parent = None;
-    let mut seq = 0u32;
-    for mate in &mates {
-        if last_parent != Some(mate.parent) {
-            last_parent = Some(mate.parent);
-            seq = 0;
-        }
-        rank_mates.push(RankMate {
-            order: wire::order_of(part.globals[mate.parent as usize], seq),
-            parent: mate.parent,
-            check: mate.check,
-            reply: mate.reply,
-            paths: mate.paths,
-        });
-        seq += 1;
-    }
-    Share {
-        status,
-        mates: rank_mates,
-        outgoing: outbox.outgoing,
-        nodes,
-    }
-}
-
-/// Where a rank's children go: those it owns and has seen on earlier levels are dropped, the
-/// rest are packed for their owners with their order.
-struct Outbox<'a> {
-    seen: &'a KeySet,
-    ranks: usize,
-    me: usize,
-    globals: &'a [u64],
-    outgoing: Vec<Vec<u8>>,
-    /// The parent whose children are being resolved, and the place of the next among them.
-    parent: u32,
-    next_ordinal: u32,
-    /// The place of the child last asked about.
-    ordinal: u32,
-}
-
-impl expand::ChildSink for Outbox<'_> {
-    type Stop = ();
-
-    #[inline]
-    fn prefetch_frozen(&self, key: u128) {
-        self.seen.prefetch_frozen(key);
-    }
-
-    #[inline]
-    fn is_known(&mut self, key: u128, link: Link, _paths: u32) -> bool {
-        // Every child is asked about first, in the order they were generated.
-        if link.parent != self.parent {
-            self.parent = link.parent;
-            self.next_ordinal = 0;
-        }
-        self.ordinal = self.next_ordinal;
-        self.next_ordinal += 1;
-        rank_of(key, self.ranks) == self.me && self.seen.contains(key)
-    }
-
-    fn add(&mut self, child: NewChild) -> Result<(), ()> {
-        let owner = rank_of(child.key, self.ranks);
-        let order = wire::order_of(self.globals[child.link.parent as usize], self.ordinal);
-        wire::put_candidate(
-            &mut self.outgoing[owner],
-            (child.key, order, &child.link, child.paths),
-            &child.pos.pack(),
-            child.checks,
-        );
-        Ok(())
-    }
 }
 
 /// The next level's part of this rank, in order.
@@ -729,156 +480,6 @@ fn keep_new(
     wire::node_ref(me, len, ranks).ok_or(Status::Memory)?;
     next.positions.shrink_to_fit();
     Ok(next)
-}
-
-/// The global indices of this rank's new positions (`mine`: their orders, ascending) and the
-/// width of the level, from every rank's orders gathered to all; or the largest status a rank
-/// sent instead (`status`, in front of its orders). An error is every rank's.
-fn number_by_gathering(
-    mine: &[u64],
-    status: Status,
-    transport: &dyn Transport,
-    sent: &mut u64,
-) -> Result<(Vec<u64>, u64), Status> {
-    let mut orders = vec![status as u8];
-    orders.extend(mine.iter().flat_map(|o| o.to_le_bytes()));
-    *sent += (orders.len() * (transport.ranks() - 1)) as u64;
-    let gathered = transport.all_gather(orders);
-    match status_of(&gathered) {
-        Status::Going => {}
-        status => return Err(status),
-    }
-    // (Every rank reads every list, its own too, so that all find a damaged one.)
-    if gathered.iter().any(|g| g.len() % 8 != 1) {
-        return Err(Status::Damaged);
-    }
-    let globals = global_indices(mine, &gathered, transport.rank()).ok_or(Status::Damaged)?;
-    let width = gathered.iter().map(|g| g.len() as u64 / 8).sum();
-    Ok((globals, width))
-}
-
-/// The global index of each of `mine` (ascending orders of this rank's new positions): how
-/// many new positions of all ranks come before it (`gathered`: each rank's orders, after its
-/// status byte). None if a rank's list is damaged.
-fn global_indices(mine: &[u64], gathered: &[Vec<u8>], me: usize) -> Option<Vec<u64>> {
-    let mut globals: Vec<u64> = (0..mine.len() as u64).collect();
-    for (rank, bytes) in gathered.iter().enumerate() {
-        let bytes = bytes.get(1..)?;
-        if rank == me {
-            continue;
-        }
-        let theirs = read_words(bytes)?;
-        // Both ascending: walk them together.
-        let mut before = 0u64;
-        let mut theirs = theirs.into_iter().peekable();
-        for (order, global) in mine.iter().zip(&mut globals) {
-            while theirs.next_if(|&t| t < *order).is_some() {
-                before += 1;
-            }
-            *global += before;
-        }
-    }
-    Some(globals)
-}
-
-/// `number_by_gathering`'s answer with less sent: rank `q` numbers the new positions whose
-/// parents are the `q`-th of the ranks' shares of the level's global indices (`width` of
-/// them). Orders sort by parent first, so rank `q`'s positions all come after rank `q - 1`'s:
-/// each rank sorts the orders it is sent, learns from a gathered count how many come before
-/// its range, and sends each position's global index back to its owner. An error is every
-/// rank's; a rank sent damaged globals gets fewer than `mine` (the pass reports it then).
-fn number_by_ranges(
-    mine: &[u64],
-    status: Status,
-    width: u64,
-    transport: &dyn Transport,
-    sent: &mut u64,
-) -> Result<(Vec<u64>, u64), Status> {
-    let (me, ranks) = (transport.rank(), transport.ranks());
-    let range_of = |order: u64| {
-        (u128::from(wire::parent_of(order)) * ranks as u128 / u128::from(width.max(1))) as usize
-    };
-    let mut outgoing = vec![vec![status as u8]; ranks];
-    for &order in mine {
-        // (A parent past the level is a bug; the last range takes it rather than panic.)
-        outgoing[range_of(order).min(ranks - 1)].extend_from_slice(&order.to_le_bytes());
-    }
-    *sent += sent_to_others(&outgoing, me);
-    let received = transport.all_to_all(outgoing);
-    match status_of(&received) {
-        Status::Going => {}
-        status => return Err(status),
-    }
-    // Every order received, with the rank it came from and its place in that rank's list.
-    let mut ranged: Vec<(u64, u32, u32)> = Vec::new();
-    let mut status = Status::Going;
-    for (from, bytes) in received.iter().enumerate() {
-        let Some(orders) = read_words(&bytes[1..]) else {
-            status = Status::Damaged;
-            continue;
-        };
-        ranged.extend((orders.into_iter().enumerate()).map(|(i, o)| (o, from as u32, i as u32)));
-    }
-    drop(received);
-    ranged.sort_unstable();
-    // (A rank that could not read what it was sent says so here, so that all end together.)
-    let mut count = vec![status as u8];
-    count.extend_from_slice(&(ranged.len() as u64).to_le_bytes());
-    *sent += (count.len() * (ranks - 1)) as u64;
-    let counts = transport.all_gather(count);
-    match status_of(&counts) {
-        Status::Going => {}
-        status => return Err(status),
-    }
-    let counts: Vec<u64> = (counts.iter())
-        .map(|c| read_words(&c[1..]).and_then(|w| w.first().copied()))
-        .collect::<Option<_>>()
-        .ok_or(Status::Damaged)?;
-    let before: u64 = counts[..me].iter().sum();
-    let mut back: Vec<Vec<u64>> = (received_sizes(&ranged, ranks).into_iter())
-        .map(|n| vec![0; n])
-        .collect();
-    for (place, &(_, from, i)) in ranged.iter().enumerate() {
-        back[from as usize][i as usize] = before + place as u64;
-    }
-    let back: Vec<Vec<u8>> = (back.iter())
-        .map(|globals| globals.iter().flat_map(|g| g.to_le_bytes()).collect())
-        .collect();
-    *sent += sent_to_others(&back, me);
-    // Each range's globals, in the order this rank sent its orders: ascending ranges, so the
-    // globals of `mine` in order.
-    let mut globals = Vec::with_capacity(mine.len());
-    for bytes in transport.all_to_all(back) {
-        // (Damaged: fewer globals than positions, which the pass reports at the next level.)
-        globals.extend(read_words(&bytes).unwrap_or_default());
-    }
-    Ok((globals, counts.iter().sum()))
-}
-
-/// How many of `ranged` came from each rank.
-fn received_sizes(ranged: &[(u64, u32, u32)], ranks: usize) -> Vec<usize> {
-    let mut sizes = vec![0; ranks];
-    for &(_, from, _) in ranged {
-        sizes[from as usize] += 1;
-    }
-    sizes
-}
-
-/// The bytes of `outgoing` (one buffer a rank) that leave rank `me`.
-fn sent_to_others(outgoing: &[Vec<u8>], me: usize) -> u64 {
-    (outgoing.iter().enumerate())
-        .filter(|&(rank, _)| rank != me)
-        .map(|(_, buffer)| buffer.len() as u64)
-        .sum()
-}
-
-/// Little-endian 8-byte words; None if `bytes` is not a whole number of them.
-fn read_words(bytes: &[u8]) -> Option<Vec<u64>> {
-    bytes.len().is_multiple_of(8).then(|| {
-        (bytes.chunks_exact(8))
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect()
-    })
 }
 
 /// The pass's outcome once a level has mates (on any rank): the count and the lines, the same
