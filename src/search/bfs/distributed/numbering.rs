@@ -155,3 +155,86 @@ fn read_words(bytes: &[u8]) -> Option<Vec<u64>> {
             .collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::bfs::distributed::transport::LocalRank;
+
+    /// Both ways give every new position its place among all ranks' (a plain sort of them
+    /// all), and the level's width, whatever ranks own them and however they bunch.
+    #[test]
+    fn ranges_and_gathering_number_as_a_sort_does() {
+        for (ranks, width, seed) in [(2, 50u64, 1u64), (3, 7, 2), (4, 1000, 3), (5, 1, 4)] {
+            // Each rank's new positions: distinct orders (a parent below `width`, an ordinal),
+            // spread over the ranks pseudo-randomly, ascending on each.
+            let mut state = seed;
+            let mut next = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            };
+            let mut mine: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+            for parent in 0..width {
+                for ordinal in 0..next() % 4 {
+                    mine[(next() % ranks as u64) as usize]
+                        .push(wire::order_of(parent, ordinal as u32));
+                }
+            }
+            let mut all: Vec<u64> = mine.concat();
+            all.sort_unstable();
+            let expected: Vec<Vec<u64>> = (mine.iter())
+                .map(|m| {
+                    m.iter()
+                        .map(|o| all.binary_search(o).unwrap() as u64)
+                        .collect()
+                })
+                .collect();
+            let group = LocalRank::group(ranks);
+            let numbered: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (group.iter().zip(&mine))
+                    .map(|(rank, mine)| {
+                        scope.spawn(move || {
+                            let mut sent = 0;
+                            let by_ranges =
+                                number_by_ranges(mine, Status::Going, width, rank, &mut sent);
+                            let by_gathering =
+                                number_by_gathering(mine, Status::Going, rank, &mut sent);
+                            (by_ranges, by_gathering)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (rank, (by_ranges, by_gathering)) in numbered.into_iter().enumerate() {
+                let at = format!("{ranks} ranks, width {width}, rank {rank}");
+                let want = Ok((expected[rank].clone(), all.len() as u64));
+                assert!(by_ranges == want, "{at}: by ranges");
+                assert!(by_gathering == want, "{at}: by gathering");
+            }
+        }
+    }
+
+    /// A status any rank sends ends the numbering on every rank, both ways.
+    #[test]
+    fn a_rank_that_stops_stops_the_numbering_everywhere() {
+        let group = LocalRank::group(3);
+        std::thread::scope(|scope| {
+            for rank in &group {
+                scope.spawn(move || {
+                    let status = match rank.rank() {
+                        1 => Status::Stopped,
+                        _ => Status::Going,
+                    };
+                    let mut sent = 0;
+                    let orders = [wire::order_of(0, rank.rank() as u32)];
+                    let by_ranges = number_by_ranges(&orders, status, 1, rank, &mut sent);
+                    assert!(by_ranges == Err(Status::Stopped));
+                    let by_gathering = number_by_gathering(&orders, status, rank, &mut sent);
+                    assert!(by_gathering == Err(Status::Stopped));
+                });
+            }
+        });
+    }
+}
