@@ -118,15 +118,14 @@ pub(super) fn number_by_ranges(
         .collect::<Option<_>>()
         .ok_or(Status::Damaged)?;
     let before: u64 = counts[..me].iter().sum();
-    let mut back: Vec<Vec<u64>> = (received_sizes(&ranged, ranks).into_iter())
-        .map(|n| vec![0; n])
+    // Each sender's globals, written where its orders were in what it sent.
+    let mut back: Vec<Vec<u8>> = (received_sizes(&ranged, ranks).into_iter())
+        .map(|n| vec![0; 8 * n])
         .collect();
     for (place, &(_, from, i)) in ranged.iter().enumerate() {
-        back[from as usize][i as usize] = before + place as u64;
+        let at = 8 * i as usize;
+        back[from as usize][at..at + 8].copy_from_slice(&(before + place as u64).to_le_bytes());
     }
-    let back: Vec<Vec<u8>> = (back.iter())
-        .map(|globals| globals.iter().flat_map(|g| g.to_le_bytes()).collect())
-        .collect();
     *sent += sent_to_others(&back, me);
     // Each range's globals, in the order this rank sent its orders: ascending ranges, so the
     // globals of `mine` in order.

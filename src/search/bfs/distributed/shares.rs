@@ -190,9 +190,8 @@ fn expand_share(
     if mates.is_empty() && status == Status::Going {
         let _ = pipeline.previous().resolve(dead, &mut outbox);
     }
-    if let Some(aborted) = Some(halt.aborted.load(Ordering::Relaxed)).filter(|&a| a != 0) {
-        status = status.max(Status::of(aborted.into()));
-    }
+    // (Another share's stop: 0 is `Going`, which changes nothing.)
+    status = status.max(Status::of(halt.aborted.load(Ordering::Relaxed).into()));
     let mut rank_mates = Vec::with_capacity(mates.len());
     // Mates of one parent come in the order they were found: their place among the parent's.
     let mut last_parent = None;
