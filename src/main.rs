@@ -102,8 +102,9 @@ enum Command {
         /// Share the breadth-first pass among the processes of an MPI job (`mpirun -np P
         /// kyozume solve --distributed ...`): each keeps its share of the positions within
         /// --hash and expands them with --threads threads; rank 0 prints the answer (with
-        /// --batch, the problems are taken one at a time). Needs a build with `--features mpi`.
-        #[arg(long, conflicts_with_all = ["jobs", "checkpoint", "resume", "probe"])]
+        /// --batch, the problems are taken one at a time; with --checkpoint, each rank keeps
+        /// its own, and --resume needs as many ranks). Needs a build with `--features mpi`.
+        #[arg(long, conflicts_with_all = ["jobs", "probe"])]
         distributed: bool,
         /// What the problem asks for: H# (ばか詰, the default) or HS# (協力自玉詰: the
         /// defender's last move mates the attacker). Stands over what a file names.

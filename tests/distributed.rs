@@ -2,18 +2,24 @@
 //! solver, talking through `LocalRank`): at 2 ranks of two threads and 3 ranks of one (the
 //! levels numbered by ranges of their parents, or by gathering every rank's), every
 //! rank gives the same length, count and lines as one process's pass, on every test row up to
-//! 120 plies and every no-mate row, and a stop reaches every rank.
+//! 120 plies and every no-mate row, and a stop reaches every rank. Each rank's checkpoints: a
+//! run cut off at a random level and resumed gives the same answer; ranks that stopped with
+//! some of them a generation ahead go on from the one all have; a checkpoint of other ranks,
+//! a damaged one or one already there is refused by every rank.
 
 mod common;
 
 use common::{helpmate_sfen, rows_up_to};
 use kyozume::search::{
-    verify_helpmate, DiskBudget, Limits, LocalRank, Outcome, Ranks, SearchResult, Solver, Strategy,
-    Transport,
+    verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, Limits, LocalRank, Outcome, Ranks,
+    SearchResult, Solver, Strategy, Transport,
 };
 use kyozume::shogi::Position;
+use rand::{Rng, SeedableRng};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 fn solve_alone(sfen: &str, limits: &Limits) -> SearchResult {
     let pos = Position::from_sfen(sfen).unwrap();
@@ -204,5 +210,245 @@ fn ranks_with_their_links_on_disk_answer_alike_and_a_disk_error_ends_all() {
     for result in try_among(3, &sfen, &limits, &stop).0 {
         let error = result.expect_err("no links, no answer");
         assert!(error.contains("missing"), "{error}");
+    }
+}
+
+/// Checkpoints in `dir` at every level boundary.
+fn checkpoints(dir: &Path, start: CheckpointStart) -> Option<Checkpointing> {
+    Some(Checkpointing {
+        dir: dir.to_path_buf(),
+        every: Duration::ZERO,
+        start,
+    })
+}
+
+/// The ranks' directories of the checkpoints in `dir` (one a problem and number of ranks).
+fn ranks_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = (std::fs::read_dir(dir).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The generation a rank's manifest names.
+fn generation(manifest: &Path) -> u64 {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let line = (text.lines())
+        .find(|l| l.starts_with("generation = "))
+        .unwrap();
+    line["generation = ".len()..].parse().unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+fn with_disk(dir: &Path, limits: Limits) -> Limits {
+    Limits {
+        disk: DiskBudget {
+            dir: Some(dir.to_path_buf()),
+            cap_bytes: 1 << 30,
+            always: false,
+        },
+        ..limits
+    }
+}
+
+#[test]
+fn ranks_cut_off_at_a_random_level_resume_to_the_same_answer() {
+    let mut random = rand_chacha::ChaCha8Rng::seed_from_u64(43);
+    let stop = AtomicBool::new(false);
+    let (rows, _) = rows_up_to(120);
+    let mut resumed = 0;
+    for (i, (name, sfen)) in rows.iter().enumerate().step_by(2) {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = with_disk(
+            dir.path(),
+            Limits {
+                strategy: Strategy::BreadthFirst,
+                solution_limit: 5,
+                threads: 1,
+                ..Default::default()
+            },
+        );
+        let alone = solve_alone(sfen, &limits);
+        let longest = match &alone.outcome {
+            Outcome::Mate(line) => line.len() as u32 - 2,
+            _ => 40,
+        };
+        let cut = random.random_range(1..=longest.max(1)) | 1;
+        // Two ranks and three in turn; every third row with the keys frozen after each level.
+        let ranks = 2 + (i / 2) % 2;
+        let limits = Limits {
+            freeze_every_level: i % 3 == 0,
+            ..limits
+        };
+        let cut_off = Limits {
+            max_plies: Some(cut),
+            checkpoint: checkpoints(dir.path(), CheckpointStart::Fresh),
+            ..limits.clone()
+        };
+        let first = solve_among(ranks, sfen, &cut_off, &stop).0;
+        if !matches!(first[0].outcome, Outcome::Unknown { .. }) {
+            // Answered before the cut: the checkpoints went with the answer.
+            assert_eq!(first[0].outcome, alone.outcome, "{name}");
+            assert!(ranks_dirs(dir.path()).is_empty(), "{name}");
+            continue;
+        }
+        let there = ranks_dirs(dir.path());
+        assert_eq!(there.len(), 1, "{name}: the ranks' checkpoints");
+        assert_eq!(
+            ranks_dirs(&there[0]).len(),
+            ranks,
+            "{name}: a checkpoint a rank"
+        );
+        let resume = Limits {
+            checkpoint: checkpoints(dir.path(), CheckpointStart::Resume),
+            ..limits
+        };
+        for (rank, result) in solve_among(ranks, sfen, &resume, &stop)
+            .0
+            .iter()
+            .enumerate()
+        {
+            let at = format!("{name} cut at {cut}, rank {rank} of {ranks}");
+            assert_eq!(result.outcome, alone.outcome, "{at}");
+            assert_eq!(result.solutions, alone.solutions, "{at}");
+        }
+        // Answered: nothing left.
+        assert!(ranks_dirs(dir.path()).is_empty(), "{name}");
+        resumed += 1;
+    }
+    assert!(resumed >= 30, "{resumed} rows resumed");
+}
+
+#[test]
+fn ranks_go_on_from_the_generation_all_have_and_refuse_what_is_not_theirs() {
+    let stop = AtomicBool::new(false);
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, _) = rows_up_to(120);
+    // A long row: many levels to cut at.
+    let (name, sfen) = (rows.iter())
+        .filter(|(name, _)| !name.starts_with("nomate"))
+        .max_by_key(|(_, sfen)| {
+            let limits = Limits {
+                strategy: Strategy::BreadthFirst,
+                ..Default::default()
+            };
+            match solve_alone(sfen, &limits).outcome {
+                Outcome::Mate(line) => line.len(),
+                _ => 0,
+            }
+        })
+        .unwrap();
+    let limits = with_disk(
+        dir.path(),
+        Limits {
+            strategy: Strategy::BreadthFirst,
+            solution_limit: 5,
+            threads: 1,
+            ..Default::default()
+        },
+    );
+    let alone = solve_alone(sfen, &limits);
+    let Outcome::Mate(line) = &alone.outcome else {
+        panic!("{name}: {:?}", alone.outcome)
+    };
+    let cut = (line.len() as u32 / 2) | 1;
+    let run = |ranks, start, max_plies| {
+        let limits = Limits {
+            max_plies,
+            checkpoint: checkpoints(dir.path(), start),
+            ..limits.clone()
+        };
+        try_among(ranks, sfen, &limits, &stop).0
+    };
+    // Cut off at `cut` plies, then (resumed) one level later: generations further.
+    for result in run(2, CheckpointStart::Fresh, Some(cut)) {
+        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+    }
+    let ranks_dir = ranks_dirs(dir.path()).pop().unwrap();
+    let before = tempfile::tempdir().unwrap();
+    copy_dir(&ranks_dir, before.path());
+    for result in run(2, CheckpointStart::Resume, Some(cut + 2)) {
+        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+    }
+    let (rank0, rank1) = (ranks_dir.join("rank-0"), ranks_dir.join("rank-1"));
+    let older = generation(&before.path().join("rank-0/manifest.toml"));
+    let newer = generation(&rank0.join("manifest.toml"));
+    assert!(newer > older, "{newer} after {older}");
+    assert_eq!(generation(&rank1.join("manifest.toml")), newer);
+    assert!(
+        !rank0.join("manifest.prev.toml").exists(),
+        "let go once all had the new one"
+    );
+
+    // Started afresh over them: refused by every rank.
+    for result in run(2, CheckpointStart::Fresh, None) {
+        let error = result.expect_err("a checkpoint is there");
+        assert!(error.contains("already holds"), "{error}");
+    }
+    // Taken by another number of ranks: refused by every rank.
+    for result in run(3, CheckpointStart::Resume, None) {
+        let error = result.expect_err("a checkpoint of two ranks");
+        assert!(error.contains("among 3 ranks"), "{error}");
+    }
+    // Damaged on one rank: every rank refuses.
+    let keys = rank1.join(format!("keys.{newer}"));
+    let sound = std::fs::read(&keys).unwrap();
+    let mut damaged = sound.clone();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 1;
+    std::fs::write(&keys, &damaged).unwrap();
+    for result in run(2, CheckpointStart::Resume, None) {
+        let error = result.expect_err("a damaged checkpoint");
+        assert!(error.contains("damaged"), "{error}");
+    }
+    std::fs::write(&keys, &sound).unwrap();
+
+    // Stopped while rank 0 had written its newer generation and rank 1 not: rank 0 holds both
+    // (the older one's manifest kept aside), rank 1 the older alone, its links cut back.
+    let old = |file: &str| before.path().join("rank-0").join(file);
+    std::fs::copy(old("manifest.toml"), rank0.join("manifest.prev.toml")).unwrap();
+    for file in ["keys", "level", "globals"] {
+        let name = format!("{file}.{older}");
+        std::fs::copy(old(&name), rank0.join(&name)).unwrap();
+    }
+    std::fs::remove_dir_all(&rank1).unwrap();
+    copy_dir(&before.path().join("rank-1"), &rank1);
+    for (rank, result) in run(2, CheckpointStart::Resume, None)
+        .into_iter()
+        .enumerate()
+    {
+        let result = result.unwrap();
+        assert_eq!(result.outcome, alone.outcome, "{name}, rank {rank}");
+        assert_eq!(result.solutions, alone.solutions, "{name}, rank {rank}");
+    }
+    assert!(ranks_dirs(dir.path()).is_empty(), "answered: nothing left");
+
+    // Ranks with no generation in common (one a generation ahead, its previous one gone).
+    for result in run(2, CheckpointStart::Fresh, Some(cut)) {
+        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+    }
+    let ranks_dir = ranks_dirs(dir.path()).pop().unwrap();
+    let before = tempfile::tempdir().unwrap();
+    copy_dir(&ranks_dir.join("rank-1"), before.path());
+    for result in run(2, CheckpointStart::Resume, Some(cut + 2)) {
+        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+    }
+    std::fs::remove_dir_all(ranks_dir.join("rank-1")).unwrap();
+    copy_dir(before.path(), &ranks_dir.join("rank-1"));
+    for result in run(2, CheckpointStart::Resume, None) {
+        let error = result.expect_err("no generation in common");
+        assert!(error.contains("no generation in common"), "{error}");
     }
 }

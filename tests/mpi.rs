@@ -3,7 +3,8 @@
 //! --distributed` answer every test row up to 120 plies and every no-mate row as one process
 //! does (length, count, and the lines when they are all listed), as does `-np 4` on a problem
 //! wide enough for levels numbered by ranges, and `--batch` at 2 ranks; and a problem one rank
-//! cannot read ends every rank.
+//! cannot read ends every rank. A run with checkpoints whose ranks are killed (SIGKILL) twice
+//! resumes to the same answer.
 
 #![cfg(feature = "mpi")]
 
@@ -214,4 +215,92 @@ fn a_problem_only_rank_zero_can_read_ends_every_rank() {
         stderr.contains("another rank could not read the problem"),
         "{stderr}"
     );
+}
+
+/// The generation of rank `rank`'s checkpoint in `dir` (0: none yet).
+fn rank_generation(dir: &std::path::Path, rank: usize) -> u64 {
+    let Some(Ok(ranks_dir)) = std::fs::read_dir(dir).ok().and_then(|mut d| d.next()) else {
+        return 0;
+    };
+    std::fs::read_to_string(ranks_dir.path().join(format!("rank-{rank}/manifest.toml")))
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("generation = ").map(str::to_string))
+        })
+        .and_then(|g| g.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// SIGKILL to every process whose command line holds `marker` (mpirun and its ranks).
+fn kill_all_holding(marker: &str) {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            let _ = Command::new("kill").args(["-9", &name]).status();
+        }
+    }
+}
+
+#[test]
+fn ranks_killed_twice_resume_to_the_same_answer() {
+    let sfen = helpmate_sfen("fmrs_morishige_1461");
+    let args = ["solve", "--json", "--threads", "1", "--hash", "256"];
+    let alone = kyozume().args(args).arg(&sfen).output().unwrap();
+    let (status, plies, count, listed) = answer(&alone);
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    // Killed (every process of the job) once both ranks have a checkpoint, and again once the
+    // resumed run has written two more.
+    for (round, flag) in ["--checkpoint", "--resume"].into_iter().enumerate() {
+        let before = rank_generation(dir.path(), 0);
+        let mut job = Command::new("mpirun")
+            .args(["--oversubscribe", "-np", "2"])
+            .arg(env!("CARGO_BIN_EXE_kyozume"))
+            .args(args)
+            .args([
+                "--distributed",
+                flag,
+                dir_arg,
+                "--checkpoint-every",
+                "0.005",
+            ])
+            .arg(&sfen)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while rank_generation(dir.path(), 0).min(rank_generation(dir.path(), 1)) < before + 2 {
+            assert!(
+                job.try_wait().unwrap().is_none(),
+                "round {round}: the run ended before two checkpoints"
+            );
+            assert!(start.elapsed() < std::time::Duration::from_secs(120));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        kill_all_holding(dir_arg);
+        job.wait().unwrap();
+    }
+    let resumed = mpirun(
+        2,
+        &[&args[..], &["--distributed", "--resume", dir_arg, &sfen]].concat(),
+    );
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(answer(&resumed), (status, plies, count, listed));
+    // Answered: every rank's checkpoint gone, and the ranks' directory with them.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -589,7 +589,10 @@ impl<'s, 'p> Run<'s, 'p> {
                 self.limits.stipulation,
                 self.limits.solution_limit.max(1)
             );
-            let plan = bfs::CheckpointPlan::new(checkpointing, problem);
+            let mut plan = bfs::CheckpointPlan::new(checkpointing, problem);
+            if let Some(ranks) = &self.limits.ranks {
+                plan = plan.for_rank(checkpointing, ranks.0.rank(), ranks.0.ranks());
+            }
             self.resume_at_once = plan.start == CheckpointStart::Resume
                 || (plan.start == CheckpointStart::Either && plan.has_checkpoint());
             self.checkpoint = Some(plan);

@@ -17,6 +17,13 @@
 //! old one by a rename, and the old generation's files go only after that: a kill at any
 //! instant leaves the last manifest and everything it names intact. Bytes appended to `links`
 //! after the manifest's length are cut off when the checkpoint is resumed.
+//!
+//! The ranks of a distributed pass keep a checkpoint each, in `rank-R` under a directory of
+//! their own (the problem with the number of ranks), with `globals.G` besides (each position's
+//! place in the whole level). A rank keeps its previous generation (`manifest.prev.toml` and
+//! its files) until every rank has written the new one, so that the ranks always have a
+//! generation in common: a kill while some have written a generation and some not leaves them
+//! to go on from the one before.
 
 use super::census::Census;
 use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
@@ -56,6 +63,8 @@ pub struct Checkpointing {
 /// Format of the files: a checkpoint of another format is refused.
 const FORMAT: u32 = 4;
 const MANIFEST: &str = "manifest.toml";
+/// A rank's previous generation's manifest, kept until every rank has written the new one.
+const PREVIOUS: &str = "manifest.prev.toml";
 const LINKS: &str = "links";
 
 /// One problem's checkpoints.
@@ -68,6 +77,8 @@ pub(crate) struct Plan {
     /// What the checkpoint must be of: the root's SFEN, the stipulation with its conditions
     /// and the solution limit (links are kept for counting only when it is above 1).
     pub problem: String,
+    /// This rank's checkpoint and the number of ranks, for a distributed pass.
+    pub rank: Option<(usize, usize)>,
 }
 
 impl Plan {
@@ -81,10 +92,23 @@ impl Plan {
             every: checkpointing.every,
             start: checkpointing.start,
             problem,
+            rank: None,
         }
     }
 
-    fn refused(&self, message: impl Into<String>) -> DiskError {
+    /// Rank `rank`'s checkpoint of the problem among `ranks` ranks: a problem of its own (a
+    /// checkpoint of one process, or of other ranks, is refused), in a directory of its own.
+    pub(crate) fn for_rank(self, checkpointing: &Checkpointing, rank: usize, ranks: usize) -> Plan {
+        let problem = format!("{} | ranks {ranks}", self.problem);
+        let ranks_plan = Plan::new(checkpointing, problem);
+        Plan {
+            dir: ranks_plan.dir.join(format!("rank-{rank}")),
+            rank: Some((rank, ranks)),
+            ..ranks_plan
+        }
+    }
+
+    pub(super) fn refused(&self, message: impl Into<String>) -> DiskError {
         DiskError::CheckpointRefused {
             dir: self.dir.clone(),
             message: message.into(),
@@ -108,9 +132,48 @@ impl Plan {
         self.dir.join(LINKS)
     }
 
-    /// The problem's checkpoint is removed (its answer is known).
+    /// The problem's checkpoint is removed (its answer is known); a rank's, with the ranks'
+    /// directory once the last rank has removed its own.
     pub(crate) fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        if self.rank.is_some() {
+            if let Some(ranks_dir) = self.dir.parent() {
+                // (Fails while another rank's checkpoint is there: the last one removes it.)
+                let _ = std::fs::remove_dir(ranks_dir);
+            }
+        }
+    }
+
+    /// The refusal to start afresh over a checkpoint of the same problem.
+    pub(super) fn refused_fresh(&self) -> DiskError {
+        self.refused(
+            "it already holds a checkpoint of this problem: go on from it with --resume, or \
+             remove the directory to start afresh",
+        )
+    }
+
+    /// The refusal to go on from a checkpoint that is not there.
+    pub(super) fn refused_missing(&self) -> DiskError {
+        // Other problems' checkpoints in the directory the user named (a rank's own lies a
+        // level further down, in the ranks' directory, which may be there without this rank's).
+        let (named, ranks_dir) = match self.rank {
+            Some(_) => (self.dir.parent().and_then(Path::parent), self.dir.parent()),
+            None => (self.dir.parent(), None),
+        };
+        let others = named
+            .map_or(0, count_checkpoints)
+            .saturating_sub(usize::from(ranks_dir.is_some_and(Path::exists)));
+        let others = match others {
+            0 => String::new(),
+            n => format!(" (the directory holds checkpoints of {n} other problems)"),
+        };
+        let ranks = match self.rank {
+            Some((_, ranks)) => format!(" among {ranks} ranks"),
+            None => String::new(),
+        };
+        self.refused(format!(
+            "there is no checkpoint of this problem under these rules and solution limit{ranks}{others}"
+        ))
     }
 }
 
@@ -125,6 +188,9 @@ struct Manifest {
     nodes: u64,
     keys: Stored,
     level: Stored,
+    /// Each position's global index (a rank's checkpoint only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    globals: Option<Stored>,
     links_bytes: u64,
     /// Where each level's edges lie in `links` (see [`DiskEdges::to_words`]).
     edges: Vec<[u64; 4]>,
@@ -236,6 +302,8 @@ pub(super) struct Checkpoints {
     pub spent: Duration,
     /// The pass went on from a checkpoint.
     pub resumed: bool,
+    /// A rank's previous generation, kept until every rank has written the last one.
+    previous: Option<u64>,
 }
 
 impl Checkpoints {
@@ -250,11 +318,13 @@ impl Checkpoints {
     }
 
     /// Writes a checkpoint of the pass at the boundary before level `depth` (`level`, with
-    /// its `counts`, is about to be expanded). The links go to the file first (see
-    /// [`LevelGraph::move_all_to_disk`]).
+    /// its `counts` and, for a rank, its positions' `globals`, is about to be expanded). The
+    /// links go to the file first (see [`LevelGraph::move_all_to_disk`]). A rank keeps its
+    /// previous generation until [`Self::drop_previous`].
     pub(super) fn write(
         &mut self,
         (seen, level, counts, graph): (&KeySet, &LevelPositions, &[u32], &mut LevelGraph),
+        globals: Option<&[u64]>,
         (depth, nodes): (u32, u64),
         disk: &DiskBudget,
     ) -> Result<(), DiskError> {
@@ -264,7 +334,8 @@ impl Checkpoints {
         let links_bytes = graph.disk_bytes();
         // Both generations are on disk until the new manifest is in.
         let keys_bytes = 8 * (seen.len() as u64 + 64);
-        let level_bytes = (level.bytes() + counts.len() * 4) as u64;
+        let level_bytes =
+            (level.bytes() + counts.len() * 4 + globals.map_or(0, |g| g.len() * 8)) as u64;
         if links_bytes + self.bytes + keys_bytes + level_bytes > disk.cap_bytes {
             return Err(DiskError::Cap {
                 dir: plan.dir.clone(),
@@ -278,6 +349,17 @@ impl Checkpoints {
             .map_err(|e| plan.write_error(e))?;
         let level = write_file(&level_path, |out| level.write_to(counts, out))
             .map_err(|e| plan.write_error(e))?;
+        let globals = match globals {
+            Some(globals) => Some(
+                write_file(&plan.dir.join(format!("globals.{generation}")), |out| {
+                    globals
+                        .iter()
+                        .try_for_each(|g| out.write_all(&g.to_le_bytes()))
+                })
+                .map_err(|e| plan.write_error(e))?,
+            ),
+            None => None,
+        };
         let edges = graph
             .levels
             .iter()
@@ -294,23 +376,50 @@ impl Checkpoints {
             nodes,
             keys,
             level,
+            globals,
             links_bytes,
             edges,
         };
         let text = toml::to_string(&manifest).map_err(|e| plan.write_error(e))?;
-        let fresh = plan.dir.join("manifest.new");
-        write_file(&fresh, |out| out.write_all(text.as_bytes()))
-            .and_then(|_| std::fs::rename(&fresh, plan.dir.join(MANIFEST)))
-            .and_then(|()| sync_dir(&plan.dir))
-            .map_err(|e| plan.write_error(e))?;
-        for old in ["keys", "level"] {
-            let _ = std::fs::remove_file(plan.dir.join(format!("{old}.{}", self.generation)));
+        let replace = |name: &str, text: &[u8]| {
+            let fresh = plan.dir.join("manifest.new");
+            write_file(&fresh, |out| out.write_all(text))
+                .and_then(|_| std::fs::rename(&fresh, plan.dir.join(name)))
+                .and_then(|()| sync_dir(&plan.dir))
+                .map_err(|e| plan.write_error(e))
+        };
+        let old = self.generation;
+        if plan.rank.is_some() && old > 0 {
+            // The ranks may have to go back to it: kept whole until they all have this one
+            // (the one before went when they all had it: see `drop_previous`).
+            let kept = std::fs::read(plan.dir.join(MANIFEST)).map_err(|e| plan.write_error(e))?;
+            replace(PREVIOUS, &kept)?;
+            self.previous = Some(old);
+        }
+        replace(MANIFEST, text.as_bytes())?;
+        if plan.rank.is_none() {
+            remove_generation(&plan.dir, old);
         }
         self.generation = generation;
-        self.bytes = keys.bytes + level.bytes + text.len() as u64;
+        self.bytes = keys.bytes + level.bytes + globals.map_or(0, |g| g.bytes) + text.len() as u64;
         self.last = Instant::now();
         self.spent += started.elapsed();
         Ok(())
+    }
+
+    /// A rank's previous generation goes, every rank having written the last one.
+    pub(super) fn drop_previous(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            let _ = std::fs::remove_file(self.plan.dir.join(PREVIOUS));
+            remove_generation(&self.plan.dir, previous);
+        }
+    }
+}
+
+/// Generation `generation`'s files but the manifest.
+fn remove_generation(dir: &Path, generation: u64) {
+    for name in ["keys", "level", "globals"] {
+        let _ = std::fs::remove_file(dir.join(format!("{name}.{generation}")));
     }
 }
 
@@ -319,6 +428,8 @@ pub(super) struct Resumed {
     pub seen: KeySet,
     pub level: LevelPositions,
     pub counts: Vec<u32>,
+    /// Each position's global index (a rank's checkpoint).
+    pub globals: Option<Vec<u64>>,
     pub graph: LevelGraph,
     pub depth: u32,
     pub nodes: u64,
@@ -332,26 +443,54 @@ pub(super) fn start(
     census: Option<Arc<Census>>,
     forgetting: Forgetting,
 ) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
-    let manifest_path = plan.dir.join(MANIFEST);
-    let there = manifest_path.exists();
-    let resumed = match (plan.start, there) {
-        (CheckpointStart::Fresh, true) => {
-            return Err(plan.refused(
-                "it already holds a checkpoint of this problem: go on from it with --resume, or \
-                 remove the directory to start afresh",
-            ))
-        }
-        (CheckpointStart::Resume, false) => {
-            let others = match plan.dir.parent().map_or(0, count_checkpoints) {
-                0 => String::new(),
-                n => format!(" (the directory holds checkpoints of {n} other problems)"),
-            };
-            return Err(plan.refused(format!(
-                "there is no checkpoint of this problem under these rules and solution limit{others}"
-            )));
-        }
-        (_, true) => Some(resume(plan, disk, census, forgetting)?),
-        (_, false) => {
+    let there = plan.dir.join(MANIFEST).exists();
+    match (plan.start, there) {
+        (CheckpointStart::Fresh, true) => return Err(plan.refused_fresh()),
+        (CheckpointStart::Resume, false) => return Err(plan.refused_missing()),
+        _ => {}
+    }
+    start_at(plan, there.then_some(MANIFEST), disk, (census, forgetting))
+}
+
+/// The generations a rank's checkpoint of `plan` can go on from (its manifest's, and the
+/// previous one's if it is still there), the newest first.
+pub(super) fn generations(plan: &Plan) -> Vec<u64> {
+    [MANIFEST, PREVIOUS]
+        .iter()
+        .filter_map(|name| {
+            let text = std::fs::read_to_string(plan.dir.join(name)).ok()?;
+            let manifest: Manifest = toml::from_str(&text).ok()?;
+            (manifest.format == FORMAT && manifest.problem == plan.problem)
+                .then_some(manifest.generation)
+        })
+        .collect()
+}
+
+/// Starts a rank's checkpoints from `generation` (one [`generations`] gave: the ranks'
+/// newest in common), or afresh.
+pub(super) fn start_rank(
+    plan: &Plan,
+    generation: Option<u64>,
+    disk: &DiskBudget,
+    forgetting: Forgetting,
+) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
+    let manifest = generation.map(|g| match generations(plan).first() {
+        Some(&newest) if newest == g => MANIFEST,
+        _ => PREVIOUS,
+    });
+    start_at(plan, manifest, disk, (None, forgetting))
+}
+
+/// Checkpoints of `plan` from the one manifest `manifest` names, or afresh.
+fn start_at(
+    plan: &Plan,
+    manifest: Option<&str>,
+    disk: &DiskBudget,
+    (census, forgetting): (Option<Arc<Census>>, Forgetting),
+) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
+    let resumed = match manifest {
+        Some(manifest) => Some(resume(plan, manifest, disk, census, forgetting)?),
+        None => {
             let _ = std::fs::remove_dir_all(&plan.dir);
             std::fs::create_dir_all(&plan.dir).map_err(|e| plan.write_error(e))?;
             None
@@ -364,6 +503,7 @@ pub(super) fn start(
         bytes: resumed.as_ref().map_or(0, |(_, _, b)| *b),
         spent: Duration::ZERO,
         resumed: resumed.is_some(),
+        previous: None,
     };
     Ok((checkpoints, resumed.map(|(r, _, _)| r)))
 }
@@ -378,17 +518,20 @@ fn count_checkpoints(dir: &Path) -> usize {
     })
 }
 
-/// The pass `plan`'s checkpoint holds, its generation and the bytes of its files.
+/// The pass the checkpoint of `plan` that `manifest_name` describes holds, its generation and
+/// the bytes of its files; the files of any other generation go, and that manifest becomes
+/// the checkpoint's manifest.
 fn resume(
     plan: &Plan,
+    manifest_name: &str,
     disk: &DiskBudget,
     census: Option<Arc<Census>>,
     forgetting: Forgetting,
 ) -> Result<(Resumed, u64, u64), DiskError> {
-    let text = std::fs::read_to_string(plan.dir.join(MANIFEST))
-        .map_err(|e| plan.refused(format!("{MANIFEST}: {e}")))?;
-    let manifest: Manifest =
-        toml::from_str(&text).map_err(|e| plan.refused(format!("{MANIFEST} is damaged ({e})")))?;
+    let text = std::fs::read_to_string(plan.dir.join(manifest_name))
+        .map_err(|e| plan.refused(format!("{manifest_name}: {e}")))?;
+    let manifest: Manifest = toml::from_str(&text)
+        .map_err(|e| plan.refused(format!("{manifest_name} is damaged ({e})")))?;
     if manifest.format != FORMAT {
         return Err(plan.refused(format!(
             "it was written in format {} (this engine reads {FORMAT})",
@@ -409,6 +552,24 @@ fn resume(
     .map_err(|e| plan.refused(e))?;
     let (level, counts) = read_file(&file("level"), manifest.level, LevelPositions::read_from)
         .map_err(|e| plan.refused(e))?;
+    let globals = match (manifest.globals, plan.rank) {
+        (Some(stored), Some(_)) => Some(
+            read_file(&file("globals"), stored, |input| {
+                let mut bytes = Vec::new();
+                input.read_to_end(&mut bytes)?;
+                Ok(bytes
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                    .collect::<Vec<u64>>())
+            })
+            .map_err(|e| plan.refused(e))?,
+        ),
+        (None, None) => None,
+        _ => return Err(plan.refused(format!("{manifest_name} is damaged (its globals)"))),
+    };
+    if globals.as_ref().is_some_and(|g| g.len() != level.len()) {
+        return Err(plan.refused(format!("{manifest_name} is damaged (its globals)")));
+    }
     let links = LinkFile::reopen_named(&plan.links_path(), manifest.links_bytes, disk)
         .map_err(|e| plan.refused(format!("{LINKS}: {e}")))?;
     let levels = manifest
@@ -416,17 +577,24 @@ fn resume(
         .iter()
         .map(|&words| DiskEdges::from_words(words, manifest.links_bytes).map(StoredEdges::Disk))
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| plan.refused(format!("{MANIFEST} is damaged (a level's links)")))?;
-    if levels.len() != manifest.depth as usize || level.is_empty() {
-        return Err(plan.refused(format!("{MANIFEST} is damaged (its levels)")));
+        .ok_or_else(|| plan.refused(format!("{manifest_name} is damaged (a level's links)")))?;
+    // (A rank's part of a level may be empty; one process's never is.)
+    if levels.len() != manifest.depth as usize || (level.is_empty() && plan.rank.is_none()) {
+        return Err(plan.refused(format!("{manifest_name} is damaged (its levels)")));
+    }
+    if manifest_name != MANIFEST {
+        std::fs::rename(plan.dir.join(manifest_name), plan.dir.join(MANIFEST))
+            .and_then(|()| sync_dir(&plan.dir))
+            .map_err(|e| plan.write_error(e))?;
     }
     // Files of a generation that was being written when the process ended.
     if let Ok(entries) = std::fs::read_dir(&plan.dir) {
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name().to_string_lossy().into_owned();
             let ours = [MANIFEST, LINKS].contains(&name.as_str())
-                || name == format!("keys.{generation}")
-                || name == format!("level.{generation}");
+                || ["keys", "level", "globals"]
+                    .iter()
+                    .any(|file| name == format!("{file}.{generation}"));
             if !ours {
                 let _ = std::fs::remove_file(entry.path());
             }
@@ -441,12 +609,16 @@ fn resume(
         spilling: false,
         named: Some(plan.links_path()),
     };
-    let bytes = manifest.keys.bytes + manifest.level.bytes + text.len() as u64;
+    let bytes = manifest.keys.bytes
+        + manifest.level.bytes
+        + manifest.globals.map_or(0, |g| g.bytes)
+        + text.len() as u64;
     Ok((
         Resumed {
             seen,
             level,
             counts,
+            globals,
             graph,
             depth: manifest.depth,
             nodes: manifest.nodes,

@@ -555,9 +555,12 @@ fn search(
             return Some(give_up(GiveUp::Bushy));
         }
         if let Some(checkpoints) = checkpoints.as_mut().filter(|c| c.due()) {
-            if let Err(e) =
-                checkpoints.write((seen, level, counts, graph), (depth, *nodes), &limits.disk)
-            {
+            if let Err(e) = checkpoints.write(
+                (seen, level, counts, graph),
+                None,
+                (depth, *nodes),
+                &limits.disk,
+            ) {
                 return Some(give_up(GiveUp::Disk(e)));
             }
         }

@@ -22,9 +22,12 @@
 //!   thread.
 //! - After each level a rank gets back within its budget as one process does (links to disk,
 //!   then its keys frozen), and says what it could not fix at the next exchange.
+//! - Checkpoints: each rank keeps its own (`checkpoint.rs`); a rank whose clock says one is due
+//!   says so in its status byte, and at the next level boundary every rank writes one, then
+//!   lets its previous one go once all have written theirs. A run goes on from the newest
+//!   generation every rank has.
 //!
-//! Checkpoints and forgetting are the one-process pass's for now, and a level's children are
-//! exchanged at once.
+//! Forgetting is the one-process pass's for now, and a level's children are exchanged at once.
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -33,6 +36,7 @@ mod shares;
 pub mod transport;
 mod wire;
 
+use super::checkpoint::{self, Checkpoints, Plan, Resumed};
 use super::disk::DiskError;
 use super::expand::DeadCache;
 use super::graph::{LevelGraph, DISK_STEP_BYTES};
@@ -45,7 +49,7 @@ pub(crate) use numbering::RANGES_FROM;
 use numbering::{number_by_gathering, number_by_ranges};
 use parking_lot::Mutex;
 use shares::expand_part;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use transport::Transport;
 use wire::{Candidate, RankMate};
 
@@ -54,6 +58,9 @@ use wire::{Candidate, RankMate};
 fn rank_of(key: u128, ranks: usize) -> usize {
     ((((key >> 80) as u32) as u64 * ranks as u64) >> 32) as usize
 }
+
+/// The bit of a rank's status byte that says a checkpoint is due by its clock.
+const CHECKPOINT_DUE: u8 = 0x80;
 
 /// A level's status, as every rank says it at the level's end: the largest wins.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -148,17 +155,53 @@ fn pass(
         part.counts.push(1);
     }
     let mut graph = LevelGraph::default();
+    let mut depth = 0u32;
+    let mut checkpoints = None;
+    if let Some(plan) = &limits.checkpoint {
+        match start_checkpoints(plan, limits, transport) {
+            Ok((started, Some(resumed))) => {
+                seen = resumed.seen;
+                part = Part {
+                    positions: resumed.level,
+                    globals: resumed.globals.unwrap_or_default(),
+                    counts: resumed.counts,
+                };
+                graph = resumed.graph;
+                depth = resumed.depth;
+                *nodes += resumed.nodes;
+                checkpoints = Some(started);
+            }
+            Ok((started, None)) => {
+                graph.named = Some(plan.links_path());
+                checkpoints = Some(started);
+            }
+            Err(e) => {
+                return BfsOutcome::GaveUp {
+                    lower_bound: limits.mate_length(0),
+                    reason: GiveUp::Disk(e),
+                }
+            }
+        }
+    }
     let dead = DeadCache::new();
     // One a thread, kept from level to level.
     let pipelines = Mutex::new(Vec::new());
-    let mut depth = 0u32;
     let started = Instant::now();
     // The figures are summed over the ranks if any rank logs them (rank 0 prints them).
     let logging = transport.max(u64::from(limits.level_log.is_some())) == 1;
     // Bytes this rank sent the others (the level log's figure).
     let mut sent = 0u64;
     // The width of the level being expanded (all ranks').
-    let mut width = 1u64;
+    let mut width = match checkpoints
+        .as_ref()
+        .is_some_and(|c: &Checkpoints| c.resumed)
+    {
+        true => transport.sum(part.positions.len() as u64),
+        false => 1,
+    };
+    // Every rank writes a checkpoint at the next level boundary: at the first, only if they are
+    // written at every one (no rank has said yet what its clock says, and all must agree).
+    let mut checkpoint_due = (checkpoints.as_ref()).is_some_and(|c| c.plan.every.is_zero());
     // What this rank alone found wrong, to tell the others at the next exchange.
     let mut pending = Status::Going;
     let mut disk_error = None;
@@ -176,6 +219,18 @@ fn pass(
         if lower_bound > limits.max_plies {
             return give_up(GiveUp::MaxPlies);
         }
+        if let Some(checkpoints) = checkpoints.as_mut().filter(|_| checkpoint_due) {
+            let written = checkpoints.write(
+                (&seen, &part.positions, &part.counts, &mut graph),
+                Some(&part.globals),
+                (depth, *nodes),
+                &limits.disk,
+            );
+            if transport.max(u64::from(written.is_err())) != 0 {
+                return give_up(GiveUp::Disk(disk_error_among(written.err(), transport)));
+            }
+            checkpoints.drop_previous();
+        }
         seen.set_level(depth + 1);
         let expanded = expand_part(
             &part,
@@ -187,11 +242,17 @@ fn pass(
         // Two collectives a level (narrow levels are many: 寿限無 has 9,723), each rank's
         // status riding in front of what it sends: the children, then the new positions' orders.
         let mut outgoing = expanded.outgoing;
+        let due = match checkpoints.as_ref().is_some_and(Checkpoints::due) {
+            true => CHECKPOINT_DUE,
+            false => 0,
+        };
         for buffer in &mut outgoing {
-            buffer[0] = expanded.status.max(pending) as u8;
+            buffer[0] = expanded.status.max(pending) as u8 | due;
         }
         sent += sent_to_others(&outgoing, me);
         let incoming = transport.all_to_all(outgoing);
+        checkpoint_due =
+            (incoming.iter()).any(|b| b.first().is_some_and(|s| s & CHECKPOINT_DUE != 0));
         match status_of(&incoming) {
             Status::Going => {}
             Status::Mate => {
@@ -279,7 +340,7 @@ fn pass(
                 limits,
                 transport,
                 depth,
-                (&part, &seen, &graph),
+                (&part, &seen, &graph, checkpoints.as_ref()),
                 (*nodes, sent),
                 started,
             );
@@ -287,17 +348,56 @@ fn pass(
     }
 }
 
+/// This rank's checkpoints of `plan`, and the pass as they left it if it goes on from them: from
+/// the newest generation every rank has. Every rank gets the same refusal or error.
+fn start_checkpoints(
+    plan: &Plan,
+    limits: &BfsLimits,
+    transport: &dyn Transport,
+) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
+    let mine: Vec<u8> = (checkpoint::generations(plan).iter())
+        .flat_map(|g| g.to_le_bytes())
+        .collect();
+    let all: Vec<Vec<u64>> = (transport.all_gather(mine).iter())
+        .map(|bytes| {
+            (bytes.chunks_exact(8))
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                .collect()
+        })
+        .collect();
+    let there = all.iter().any(|generations| !generations.is_empty());
+    let common = (all[0].iter().copied())
+        .filter(|g| all.iter().all(|generations| generations.contains(g)))
+        .max();
+    let start = match (plan.start, there, common) {
+        (checkpoint::CheckpointStart::Fresh, true, _) => return Err(plan.refused_fresh()),
+        (checkpoint::CheckpointStart::Resume, false, _) => return Err(plan.refused_missing()),
+        (_, true, None) => {
+            return Err(plan.refused(
+                "the ranks' checkpoints have no generation in common (the run ended while \
+                 its first was being written): remove the directory to start afresh",
+            ))
+        }
+        (_, _, common) => checkpoint::start_rank(plan, common, &limits.disk, limits.forgetting),
+    };
+    if transport.max(u64::from(start.is_err())) != 0 {
+        return Err(disk_error_among(start.err(), transport));
+    }
+    start
+}
+
 /// Sends the level log the figures of level `depth` summed over the ranks (from rank 0).
 fn log_level(
     limits: &BfsLimits,
     transport: &dyn Transport,
     depth: u32,
-    (part, seen, graph): (&Part, &KeySet, &LevelGraph),
+    (part, seen, graph, checkpoints): (&Part, &KeySet, &LevelGraph, Option<&Checkpoints>),
     (nodes, sent): (u64, u64),
     started: Instant,
 ) {
     let checks = part.positions.checks.len();
     let bytes = seen.bytes() + graph.bytes() + part.positions.bytes();
+    let (spent, checkpoint_bytes) = checkpoints.map_or((Duration::ZERO, 0), |c| (c.spent, c.bytes));
     let mine = [
         part.positions.len(),
         seen.len(),
@@ -308,21 +408,28 @@ fn log_level(
         checks,
         sent as usize,
         graph.disk_bytes() as usize,
+        checkpoint_bytes as usize,
+        spent.as_micros() as usize,
     ];
     let mut bytes_out = Vec::new();
     for figure in mine {
         bytes_out.extend_from_slice(&(figure as u64).to_le_bytes());
     }
-    let mut sums = [0usize; 9];
+    // Summed, but for the time spent writing checkpoints: the longest rank's.
+    let mut sums = [0usize; 11];
     for theirs in transport.all_gather(bytes_out) {
-        for (sum, word) in sums.iter_mut().zip(theirs.chunks_exact(8)) {
-            *sum += u64::from_le_bytes(word.try_into().expect("8 bytes")) as usize;
+        for (at, word) in theirs.chunks_exact(8).enumerate().take(sums.len()) {
+            let figure = u64::from_le_bytes(word.try_into().expect("8 bytes")) as usize;
+            sums[at] = match at {
+                10 => sums[at].max(figure),
+                _ => sums[at] + figure,
+            };
         }
     }
     let Some(log) = limits.level_log.as_ref().filter(|_| transport.rank() == 0) else {
         return;
     };
-    let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks, exchanged, disk_bytes] =
+    let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks, exchanged, disk_bytes, checkpoint_bytes, spent_us] =
         sums;
     // (The receiver may be gone: nothing to do then.)
     let _ = log.send(super::LevelStats {
@@ -338,7 +445,10 @@ fn log_level(
         checks: Some(checks),
         gaps: [0; super::GAP_BUCKETS],
         ghosts: 0,
-        checkpoints: (std::time::Duration::ZERO, 0),
+        checkpoints: (
+            Duration::from_micros(spent_us as u64),
+            checkpoint_bytes as u64,
+        ),
         exchanged: exchanged as u64,
     });
 }
@@ -370,9 +480,9 @@ fn sent_to_others(outgoing: &[Vec<u8>], me: usize) -> u64 {
 fn status_of(received: &[Vec<u8>]) -> Status {
     (received.iter())
         .map(|bytes| {
-            bytes
-                .first()
-                .map_or(Status::Damaged, |&s| Status::of(s.into()))
+            bytes.first().map_or(Status::Damaged, |&s| {
+                Status::of((s & !CHECKPOINT_DUE).into())
+            })
         })
         .max()
         .unwrap_or(Status::Damaged)
