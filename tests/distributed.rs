@@ -252,14 +252,18 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn with_disk(dir: &Path, limits: Limits) -> Limits {
+/// The pass alone at one thread, counting up to 5, its disk (links, checkpoints) in `dir`.
+fn counting_with_disk(dir: &Path) -> Limits {
     Limits {
+        strategy: Strategy::BreadthFirst,
+        solution_limit: 5,
+        threads: 1,
         disk: DiskBudget {
             dir: Some(dir.to_path_buf()),
             cap_bytes: 1 << 30,
             always: false,
         },
-        ..limits
+        ..Default::default()
     }
 }
 
@@ -271,15 +275,7 @@ fn ranks_cut_off_at_a_random_level_resume_to_the_same_answer() {
     let mut resumed = 0;
     for (i, (name, sfen)) in rows.iter().enumerate().step_by(2) {
         let dir = tempfile::tempdir().unwrap();
-        let limits = with_disk(
-            dir.path(),
-            Limits {
-                strategy: Strategy::BreadthFirst,
-                solution_limit: 5,
-                threads: 1,
-                ..Default::default()
-            },
-        );
+        let limits = counting_with_disk(dir.path());
         let alone = solve_alone(sfen, &limits);
         let longest = match &alone.outcome {
             Outcome::Mate(line) => (line.len() as u32).saturating_sub(2),
@@ -350,15 +346,7 @@ fn ranks_go_on_from_the_generation_all_have_and_refuse_what_is_not_theirs() {
             }
         })
         .unwrap();
-    let limits = with_disk(
-        dir.path(),
-        Limits {
-            strategy: Strategy::BreadthFirst,
-            solution_limit: 5,
-            threads: 1,
-            ..Default::default()
-        },
-    );
+    let limits = counting_with_disk(dir.path());
     let alone = solve_alone(sfen, &limits);
     let Outcome::Mate(line) = &alone.outcome else {
         panic!("{name}: {:?}", alone.outcome)
