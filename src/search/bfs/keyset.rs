@@ -590,7 +590,7 @@ impl Shard {
 
     /// See `KeySet::prefetch_frozen`.
     #[inline]
-    fn prefetch_frozen(&self, key: u128) {
+    pub(super) fn prefetch_frozen(&self, key: u128) {
         if let Some(frozen) = &self.frozen {
             frozen.prefetch_records(value_of(stored(key), ext_of(key)));
         }

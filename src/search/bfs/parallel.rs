@@ -951,6 +951,12 @@ fn insert_owned(
                 let place = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
                 shards[place].prefetch_for_insert(ahead.key);
             }
+            // And, halfway there, the frozen records, now that where they begin is loaded:
+            // an insertion looks a new key up in the frozen set too.
+            if let Some(nearer) = bucket.get(*at + PREFETCH_AHEAD / 2) {
+                let place = keyset::place_among_owned(keyset::shard_of(nearer.key), owners);
+                shards[place].prefetch_frozen(nearer.key);
+            }
             // Room for what the candidate may add, taken before its key goes in: a new position
             // (and the merge's copy of it), or, counting, a further way in.
             let (new_room, extra_room) = (
