@@ -121,6 +121,14 @@ fn ext_of(key: u128) -> u16 {
     (key >> 64) as u16 & EXT_MASK
 }
 
+/// Whether an insertion still has the frozen set to look its key up in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum FrozenLookUp {
+    Needed,
+    /// Looked up since the last freeze: not there.
+    Done,
+}
+
 /// A key as a frozen set keeps it: the word and its further bits.
 #[inline]
 fn value_of(word: u64, ext: u16) -> u128 {
@@ -482,6 +490,25 @@ impl Shard {
         allowance: &mut usize,
         cram: bool,
     ) -> Result<bool, ()> {
+        self.insert_with(key, allowance, cram, FrozenLookUp::Needed)
+    }
+
+    /// [`Shard::insert`], told whether the frozen set is still to be read: with
+    /// [`FrozenLookUp::Done`] the caller looked `key` up (`contains`) since the shard last froze
+    /// and found it missing, so the frozen set cannot hold it. (Past the first freezes that
+    /// second look-up read a frozen bucket for every new position.)
+    #[inline]
+    pub(super) fn insert_with(
+        &mut self,
+        key: u128,
+        allowance: &mut usize,
+        cram: bool,
+        frozen: FrozenLookUp,
+    ) -> Result<bool, ()> {
+        debug_assert!(
+            frozen == FrozenLookUp::Needed || !self.is_frozen(value_of(stored(key), ext_of(key))),
+            "a key said to be missing from the frozen set is in it"
+        );
         let word = stored(key);
         let ext = ext_of(key);
         let size = self.table.len();
@@ -502,7 +529,11 @@ impl Shard {
         let mut i = home(word, len);
         let new = loop {
             match table[i] {
-                0 if frozen_holds(&self.frozen, value_of(word, ext)) => break false,
+                0 if frozen == FrozenLookUp::Needed
+                    && frozen_holds(&self.frozen, value_of(word, ext)) =>
+                {
+                    break false
+                }
                 0 => {
                     // The extension first: a look-up that sees the word sees it too.
                     exts[i] = ext | (tag.bits() as u16) << EXT_BITS;
@@ -562,19 +593,23 @@ impl Shard {
     /// Starts loading the slot where `key` would go, to be read.
     #[inline]
     pub(super) fn prefetch(&self, key: u128) {
-        self.prefetch_with(key, crate::search::machine::prefetch);
+        self.prefetch_with(key, crate::search::machine::prefetch, FrozenLookUp::Needed);
     }
 
     /// Starts loading the slot where `key` would go, to be written: an owner inserting keys
     /// whose lines the other threads read last (their look-ups on the level) otherwise takes
     /// each line back from their CPU only when its store comes.
     #[inline]
-    pub(super) fn prefetch_for_insert(&self, key: u128) {
-        self.prefetch_with(key, |slot| crate::search::machine::prefetch_write(slot));
+    pub(super) fn prefetch_for_insert(&self, key: u128, frozen: FrozenLookUp) {
+        self.prefetch_with(
+            key,
+            |slot| crate::search::machine::prefetch_write(slot),
+            frozen,
+        );
     }
 
     #[inline]
-    fn prefetch_with(&self, key: u128, load: impl Fn(&u64)) {
+    fn prefetch_with(&self, key: u128, load: impl Fn(&u64), frozen: FrozenLookUp) {
         let table = self.table.as_slice();
         let i = home(stored(key), table.len());
         load(&table[i]);
@@ -583,8 +618,12 @@ impl Shard {
             load(next);
         }
         crate::search::machine::prefetch(&self.exts.as_slice()[i]);
-        if let Some(frozen) = &self.frozen {
-            frozen.prefetch(value_of(stored(key), ext_of(key)));
+        if let Some(set) = self
+            .frozen
+            .as_ref()
+            .filter(|_| frozen == FrozenLookUp::Needed)
+        {
+            set.prefetch(value_of(stored(key), ext_of(key)));
         }
     }
 
@@ -1359,6 +1398,48 @@ mod tests {
             };
             assert_eq!(every(&KeySet::with_census(None, forgetting)), spacing);
         }
+    }
+
+    /// A set with keys `0..300_000` of `key` frozen (enough for every shard to freeze) and
+    /// `300_000..301_000` in the tables.
+    fn partly_frozen(key: impl Fn(u128) -> u128) -> KeySet {
+        let mut set = KeySet::new();
+        for i in 0..300_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        assert!(set.freeze(None, &|| false).is_some());
+        for i in 300_000..301_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        set
+    }
+
+    #[test]
+    fn an_insertion_past_the_frozen_set_still_finds_the_tables_keys() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = partly_frozen(key);
+        let mut insert = |i: u128| {
+            let shard = &mut set.shards[shard_of(key(i))];
+            assert!(shard.frozen.is_some());
+            let mut allowance = usize::MAX;
+            shard.insert_with(key(i), &mut allowance, false, FrozenLookUp::Done)
+        };
+        // In a table: found there; new: inserted, then found.
+        assert!((300_000..301_000).all(|i| insert(i) == Ok(false)));
+        assert!((301_000..302_000).all(|i| insert(i) == Ok(true)));
+        assert!((301_000..302_000).all(|i| insert(i) == Ok(false)));
+        assert!((0..302_000).all(|i| set.contains(key(i))));
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "missing from the frozen set")]
+    fn an_insertion_told_a_frozen_key_was_missing_is_caught() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = partly_frozen(key);
+        let shard = &mut set.shards[shard_of(key(5))];
+        let mut allowance = usize::MAX;
+        let _ = shard.insert_with(key(5), &mut allowance, false, FrozenLookUp::Done);
     }
 
     #[test]

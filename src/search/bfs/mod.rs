@@ -28,6 +28,7 @@ mod frozen;
 mod graph;
 mod keyset;
 mod level;
+mod level_filter;
 mod narrow;
 mod parallel;
 mod room;

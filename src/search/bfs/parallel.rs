@@ -21,10 +21,11 @@
 
 use super::crew::Team;
 use super::expand::{ChildSink, DeadCache, Looking, NewChild, Pipeline};
-use super::keyset::{self, KeySet, Shard};
+use super::keyset::{self, FrozenLookUp, KeySet, Shard};
 use super::level::{
     prefetch_tail, Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link, Mate,
 };
+use super::level_filter::LevelFilter;
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::{Move, PackedPosition};
@@ -134,6 +135,8 @@ struct Inserted {
     /// It stopped because the search was stopped.
     interrupted: bool,
     local_index: keyset::KeyMap<u32>,
+    /// The keys of `local_index`, perhaps: asked first (see `level_filter.rs`).
+    level_keys: LevelFilter,
 }
 
 /// The threads of a pass and what they fill level after level, kept so that its vectors are
@@ -255,15 +258,19 @@ impl Inserted {
             + self.checks.capacity() * std::mem::size_of::<Move>()
             + self.extra.capacity() * std::mem::size_of::<(u32, Link)>()
             + self.local_index.capacity() * LOCAL_INDEX_ENTRY_BYTES
+            + self.level_keys.bytes()
     }
 
-    /// Ready for a new level: empty, keeping its vectors' room.
-    fn clear(&mut self) {
+    /// Ready for a new level, on which it may make about `expected` new positions: empty,
+    /// keeping its vectors' room.
+    fn clear(&mut self, expected: usize) {
         self.new.clear();
         self.checks.clear();
         self.extra.clear();
         self.resume_at = None;
         self.interrupted = false;
+        self.level_keys
+            .reset(expected.max(self.local_index.capacity()));
         self.local_index.clear();
     }
 }
@@ -307,7 +314,10 @@ pub(super) fn expand_level(
     // slice together.
     let slice_len = level.slice.max(1);
     inserted.resize_with(owners, Inserted::default);
-    inserted.iter_mut().for_each(Inserted::clear);
+    // The filters are sized for as many new positions as the level has, shared among the
+    // owners: a guess; a level that makes more only has its filters pass more keys.
+    let expected = level.positions.len().div_ceil(owners);
+    inserted.iter_mut().for_each(|o| o.clear(expected));
     if expanded_all.len() < owners {
         expanded_all.resize_with(owners, Expanded::default);
     }
@@ -407,7 +417,15 @@ pub(super) fn expand_level(
             // The memory left goes to the owners still inserting.
             let working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
             let share = allowance / working.max(1);
-            let memory = (share, cramming);
+            let memory = Insertions {
+                allowance: share,
+                cram: cramming,
+                frozen: if froze {
+                    FrozenLookUp::Needed
+                } else {
+                    FrozenLookUp::Done
+                },
+            };
             let from = (expanded, takers, &batches);
             let jobs: Vec<Mutex<(Vec<&mut Shard>, &mut Inserted, usize)>> = shards
                 .into_iter()
@@ -844,11 +862,8 @@ impl ChildSink for Buckets<'_> {
         // of this level's keys tells (read here between insertions). Such a key has a check
         // (the set keeps no other), so it need not be played: its candidate carries no
         // position.
-        if self.counting
-            && self.inserted[keyset::owner_of_key(key, self.owners)]
-                .local_index
-                .contains_key(&key)
-        {
+        let owner = &self.inserted[keyset::owner_of_key(key, self.owners)];
+        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.contains_key(&key) {
             let order = self.order(link.parent);
             self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
         }
@@ -912,20 +927,36 @@ impl Buckets<'_> {
     }
 }
 
+/// How an owner inserts a slice's candidates.
+#[derive(Clone, Copy)]
+struct Insertions {
+    /// The bytes its shards may grow by.
+    allowance: usize,
+    /// Whether to cram them (see `Shard::insert`).
+    cram: bool,
+    /// `Done` while the set has not frozen since the slice's expansion looked the candidates
+    /// up: then none is in a frozen set (a key there was known, not a candidate; the keys
+    /// inserted since are in the tables), and the insertions need not look there again.
+    frozen: FrozenLookUp,
+}
+
 /// Phase 2 for one owner: inserts its candidates, batch by batch, from the share that took
 /// each (`from`: the shares, which share took each batch, the batches), resuming where a
-/// previous call stopped for want of memory. `memory`: the bytes its shards may grow by, and
-/// whether to cram them (see `Shard::insert`). Returns the bytes its shards grew by.
+/// previous call stopped for want of memory. Returns the bytes its shards grew by.
 fn insert_owned(
     owner: usize,
     owners: usize,
     shards: &mut [&mut Shard],
     (expanded, takers, batches): (&[Expanded], &[u32], &Batches),
     level: &Level,
-    memory: (usize, bool),
+    memory: Insertions,
     out: &mut Inserted,
 ) -> usize {
-    let (mut allowance, cram) = memory;
+    let Insertions {
+        mut allowance,
+        cram,
+        frozen,
+    } = memory;
     let start_allowance = allowance;
     let Some((first_batch, mut next)) = out.resume_at.take() else {
         return 0;
@@ -949,11 +980,14 @@ fn insert_owned(
             // ones inserted next): the look-ups are cache misses.
             if let Some(ahead) = bucket.get(*at + PREFETCH_AHEAD) {
                 let place = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
-                shards[place].prefetch_for_insert(ahead.key);
+                shards[place].prefetch_for_insert(ahead.key, frozen);
             }
-            // And, halfway there, the frozen records, now that where they begin is loaded:
-            // an insertion looks a new key up in the frozen set too.
-            if let Some(nearer) = bucket.get(*at + PREFETCH_AHEAD / 2) {
+            // And, halfway there, the frozen records, now that where they begin is loaded,
+            // if the insertion is to look a new key up in the frozen set too.
+            if let Some(nearer) = bucket
+                .get(*at + PREFETCH_AHEAD / 2)
+                .filter(|_| frozen == FrozenLookUp::Needed)
+            {
                 let place = keyset::place_among_owned(keyset::shard_of(nearer.key), owners);
                 shards[place].prefetch_frozen(nearer.key);
             }
@@ -970,7 +1004,7 @@ fn insert_owned(
                 return start_allowance - allowance;
             }
             let shard = &mut shards[keyset::place_among_owned(keyset::shard_of(c.key), owners)];
-            match shard.insert(c.key, &mut allowance, cram) {
+            match shard.insert_with(c.key, &mut allowance, cram, frozen) {
                 Err(()) => {
                     out.resume_at = Some((batch, next));
                     return start_allowance - allowance;
@@ -981,6 +1015,7 @@ fn insert_owned(
                     debug_assert!(c.checks.1 > 0, "a candidate without a position is new");
                     if level.counting() {
                         out.local_index.insert(c.key, out.new.len() as u32);
+                        out.level_keys.insert(c.key);
                     }
                     let (start, len) = c.checks;
                     let checks = &e.checks[start as usize..(start + len) as usize];

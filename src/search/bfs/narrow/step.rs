@@ -8,7 +8,7 @@ use super::sink::Sink;
 use super::Narrow;
 use crate::search::bfs::crew::wait;
 use crate::search::bfs::expand::{DeadCache, Looking};
-use crate::search::bfs::keyset::{self, shards_of, KeySet};
+use crate::search::bfs::keyset::{self, shards_of, FrozenLookUp, KeySet};
 use crate::search::bfs::level::{Line, Link, Parent};
 use crate::search::bfs::parallel::cut_into_batches;
 use crate::search::helpmate::{Interrupt, POLL_INTERVAL};
@@ -334,7 +334,8 @@ impl Run<'_> {
                     let key = list.keys[entry];
                     let shard = keyset::shard_of(key);
                     // SAFETY: one of this thread's shards, in step 2.
-                    unsafe { self.shards.owned(shard, thread, threads) }.prefetch_for_insert(key);
+                    unsafe { self.shards.owned(shard, thread, threads) }
+                        .prefetch_for_insert(key, FrozenLookUp::Needed);
                     local.owned_keys.push(key);
                 }
             }
