@@ -315,8 +315,13 @@ pub(super) fn expand_level(
     let slice_len = level.slice.max(1);
     inserted.resize_with(owners, Inserted::default);
     // The filters are sized for as many new positions as the level has, shared among the
-    // owners: a guess; a level that makes more only has its filters pass more keys.
-    let expected = level.positions.len().div_ceil(owners);
+    // owners: a guess; a level that makes more only has its filters pass more keys. Not
+    // counting, they are never asked: the smallest.
+    let expected = if level.counting() {
+        level.positions.len().div_ceil(owners)
+    } else {
+        0
+    };
     inserted.iter_mut().for_each(|o| o.clear(expected));
     if expanded_all.len() < owners {
         expanded_all.resize_with(owners, Expanded::default);
