@@ -19,7 +19,7 @@ pub(crate) fn prefetch<T>(value: &T) {
 
 /// `prefetch` for an address that may lie outside any object (a hint only).
 #[inline]
-fn prefetch_at<T>(at: *const T) {
+pub(crate) fn prefetch_at<T>(at: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

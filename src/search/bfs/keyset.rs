@@ -8,6 +8,7 @@ use super::forgetting::{
 };
 use super::frozen::{merged, FrozenKeys, VALUE_BITS};
 use crate::search::memory::ZeroedTable;
+use bytemuck::{Pod, Zeroable};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,9 +41,7 @@ pub(super) struct KeySet {
 /// shards owned by different threads never share one.
 #[repr(align(128))]
 pub(super) struct Shard {
-    table: ZeroedTable<u64>,
-    /// Beside each slot of `table`: the key's 10 further bits, and above them its `Tag`.
-    exts: ZeroedTable<u16>,
+    table: ZeroedTable<Slot>,
     /// Keys frozen, each with its tag (an `Entry`): one set, so that a look-up reads one
     /// bucket (two sets, for good and the rest, took two more loads a look-up).
     frozen: Option<FrozenKeys>,
@@ -78,16 +77,32 @@ impl Tally {
     }
 }
 
+/// A slot of a shard's table: a key's word (`stored`), and beside it its 10 further bits with
+/// its `Tag` above them (`ext`); all zero when empty. Packed, ten bytes end to end, so that a
+/// probe finds a word's further bits on the line it read the word from (but for a slot
+/// straddling two lines); the words and the further bits in two tables took a line from each.
+#[repr(C, packed)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Slot {
+    word: u64,
+    ext: u16,
+}
+
 /// Bytes a slot takes: the word and its extension.
-const SLOT_BYTES: usize = 10;
+const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+const _: () = assert!(SLOT_BYTES == 10);
 const SHARD_BITS: u32 = 6;
-/// The bits kept beside the word (see `Shard::exts`).
+/// The bits kept beside the word (see `Slot`).
 const EXT_BITS: u32 = VALUE_BITS - 64;
 const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
 const _: () = assert!(
     EXT_BITS + Tag::BITS <= u16::BITS,
     "a key's tag fits beside its bits"
 );
+/// How far past its home slot's first byte a look-up's probe most often reads (four slots: at
+/// the table's load of 47-70% a look-up that misses reads three on average), and a cache line.
+const PROBE_REACH_BYTES: usize = 4 * SLOT_BYTES - 1;
+const LINE_BYTES: usize = 64;
 /// A shard grows once this full, in percent: by half while memory is ample...
 const FULL_PERCENT: usize = 70;
 /// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
@@ -215,7 +230,6 @@ impl Shard {
     fn new(census: Option<Arc<Census>>, clock: Arc<Clock>) -> Shard {
         Shard {
             table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
-            exts: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
             frozen: None,
             spans: [None; Tag::TRANSIENT],
             since: 0,
@@ -363,7 +377,6 @@ impl Shard {
         self.frozen = (set.len() > 0).then_some(set);
         self.spans = spans;
         self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
-        self.exts = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
         self.tally = Tally::EMPTY;
         self.since = at.level;
         true
@@ -396,16 +409,16 @@ impl Shard {
             return None;
         }
         let table = self.table.as_slice();
-        let exts = self.exts.as_slice();
         let entry = |slot: usize| -> Entry {
-            value_of(table[slot], exts[slot]) << Tag::BITS | u128::from(exts[slot] >> EXT_BITS)
+            let Slot { word, ext } = table[slot];
+            value_of(word, ext) << Tag::BITS | u128::from(ext >> EXT_BITS)
         };
         let len = table.len();
         let mut entries = Vec::with_capacity(self.tally.len);
         let mut wrapped = Vec::new();
         let mut slot = 0;
-        while slot < len && table[slot] != 0 {
-            if home(table[slot], len) > slot {
+        while slot < len && { table[slot].word } != 0 {
+            if home(table[slot].word, len) > slot {
                 wrapped.push(entry(slot));
             } else {
                 entries.push(entry(slot));
@@ -413,11 +426,11 @@ impl Shard {
             slot += 1;
         }
         let mut cluster = 0;
-        for (slot, &word) in table.iter().enumerate().skip(slot) {
+        for (slot, found) in table.iter().enumerate().skip(slot) {
             if slot % STOP_POLL == STOP_POLL - 1 && stop() {
                 return None;
             }
-            if word != 0 {
+            if { found.word } != 0 {
                 entries.push(entry(slot));
                 continue;
             }
@@ -464,13 +477,13 @@ impl Shard {
         let word = stored(key);
         let ext = ext_of(key);
         let table = self.table.as_slice();
-        let exts = self.exts.as_slice();
         let len = table.len();
         let mut i = home(word, len);
         let known = loop {
-            match table[i] {
-                w if w == word && exts[i] & EXT_MASK == ext => break true,
+            let Slot { word: w, ext: e } = table[i];
+            match w {
                 0 => break self.is_frozen(value_of(word, ext)),
+                w if w == word && e & EXT_MASK == ext => break true,
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         };
@@ -524,25 +537,26 @@ impl Shard {
         }
         let tag = self.clock.tag_now();
         let table = self.table.as_mut_slice();
-        let exts = self.exts.as_mut_slice();
         let len = table.len();
         let mut i = home(word, len);
         let new = loop {
-            match table[i] {
+            let Slot { word: w, ext: e } = table[i];
+            match w {
                 0 if frozen == FrozenLookUp::Needed
                     && frozen_holds(&self.frozen, value_of(word, ext)) =>
                 {
                     break false
                 }
                 0 => {
-                    // The extension first: a look-up that sees the word sees it too.
-                    exts[i] = ext | (tag.bits() as u16) << EXT_BITS;
-                    table[i] = word;
+                    table[i] = Slot {
+                        word,
+                        ext: ext | (tag.bits() as u16) << EXT_BITS,
+                    };
                     self.tally.len += 1;
                     self.tally.by_tag[tag.index()] += 1;
                     break true;
                 }
-                w if w == word && exts[i] & EXT_MASK == ext => break false,
+                w if w == word && e & EXT_MASK == ext => break false,
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         };
@@ -574,10 +588,9 @@ impl Shard {
             return None;
         }
         let bigger = self.bigger(allowance)?;
-        let (table, exts) = self.rehashed(bigger)?;
+        let table = self.rehashed(bigger)?;
         Some(Grown {
             table,
-            exts,
             keys: self.tally.len,
             bytes: (bigger - size) * SLOT_BYTES,
         })
@@ -587,13 +600,16 @@ impl Shard {
     pub(super) fn put_grown(&mut self, grown: Grown) {
         assert_eq!(grown.keys, self.tally.len, "no key inserted since the copy");
         self.table = grown.table;
-        self.exts = grown.exts;
     }
 
     /// Starts loading the slot where `key` would go, to be read.
     #[inline]
     pub(super) fn prefetch(&self, key: u128) {
-        self.prefetch_with(key, crate::search::machine::prefetch, FrozenLookUp::Needed);
+        self.prefetch_with(
+            key,
+            crate::search::machine::prefetch_at,
+            FrozenLookUp::Needed,
+        );
     }
 
     /// Starts loading the slot where `key` would go, to be written: an owner inserting keys
@@ -601,23 +617,21 @@ impl Shard {
     /// each line back from their CPU only when its store comes.
     #[inline]
     pub(super) fn prefetch_for_insert(&self, key: u128, frozen: FrozenLookUp) {
-        self.prefetch_with(
-            key,
-            |slot| crate::search::machine::prefetch_write(slot),
-            frozen,
-        );
+        self.prefetch_with(key, crate::search::machine::prefetch_write, frozen);
     }
 
     #[inline]
-    fn prefetch_with(&self, key: u128, load: impl Fn(&u64), frozen: FrozenLookUp) {
+    fn prefetch_with(&self, key: u128, load: impl Fn(*const u8), frozen: FrozenLookUp) {
         let table = self.table.as_slice();
         let i = home(stored(key), table.len());
-        load(&table[i]);
-        // A probe past the line's end goes on into the next.
-        if let Some(next) = table.get((i | 7) + 1) {
-            load(next);
+        let start = std::ptr::from_ref(&table[i]).cast::<u8>();
+        load(start);
+        // A probe runs on past the slot: the line where the slots a look-up reads most often
+        // end, if another.
+        let reach = start.wrapping_add(PROBE_REACH_BYTES);
+        if reach as usize / LINE_BYTES != start as usize / LINE_BYTES {
+            load(reach);
         }
-        crate::search::machine::prefetch(&self.exts.as_slice()[i]);
         if let Some(set) = self
             .frozen
             .as_ref()
@@ -636,31 +650,25 @@ impl Shard {
     }
 
     fn grow(&mut self, slots: usize) -> Result<(), ()> {
-        let (table, exts) = self.rehashed(slots).ok_or(())?;
-        self.table = table;
-        self.exts = exts;
+        self.table = self.rehashed(slots).ok_or(())?;
         Ok(())
     }
 
     /// The table's keys in tables of `slots` slots; `None` without the memory.
-    fn rehashed(&self, slots: usize) -> Option<(ZeroedTable<u64>, ZeroedTable<u16>)> {
-        let mut bigger = ZeroedTable::<u64>::new_populated(slots)?;
-        let mut bigger_exts = ZeroedTable::<u16>::new_populated(slots)?;
+    fn rehashed(&self, slots: usize) -> Option<ZeroedTable<Slot>> {
+        let mut bigger = ZeroedTable::<Slot>::new_populated(slots)?;
         let table = bigger.as_mut_slice();
-        let exts = bigger_exts.as_mut_slice();
-        let old_exts = self.exts.as_slice();
-        for (slot, &word) in self.table.as_slice().iter().enumerate() {
-            if word == 0 {
+        for &slot in self.table.as_slice() {
+            if { slot.word } == 0 {
                 continue;
             }
-            let mut i = home(word, slots);
-            while table[i] != 0 {
+            let mut i = home(slot.word, slots);
+            while { table[i].word } != 0 {
                 i = if i + 1 == slots { 0 } else { i + 1 };
             }
-            table[i] = word;
-            exts[i] = old_exts[slot];
+            table[i] = slot;
         }
-        Some((bigger, bigger_exts))
+        Some(bigger)
     }
 }
 
@@ -669,8 +677,7 @@ const VALUE_BYTES: usize = (VALUE_BITS as usize).div_ceil(8);
 
 /// A shard's table grown ahead of its insertions (see [`Shard::grown_ahead`]).
 pub(super) struct Grown {
-    table: ZeroedTable<u64>,
-    exts: ZeroedTable<u16>,
+    table: ZeroedTable<Slot>,
     /// The keys the shard held when copied.
     keys: usize,
     /// What the shard grows by.
@@ -1191,7 +1198,10 @@ mod tests {
                 }
             }
             let table = shard.table.as_slice();
-            assert!(home(table[0], slots) > 0, "the probes ran past the end");
+            assert!(
+                home(table[0].word, slots) > 0,
+                "the probes ran past the end"
+            );
             let sorted = shard.sorted_entries(&|| false).unwrap();
             let sorted = sorted.iter().map(|e| (value_in(e) >> EXT_BITS) as u64);
             assert!(

@@ -29,6 +29,7 @@ mod graph;
 mod keyset;
 mod level;
 mod level_filter;
+mod level_index;
 mod narrow;
 mod parallel;
 mod room;

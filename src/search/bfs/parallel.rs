@@ -26,6 +26,7 @@ use super::level::{
     prefetch_tail, Level, LevelEdges, LevelOutcome, LevelPositions, Line, Link, Mate,
 };
 use super::level_filter::LevelFilter;
+use super::level_index::LevelIndex;
 use crate::search::helpmate::{Abort, POLL_INTERVAL};
 use crate::search::memory::ZeroedTable;
 use crate::shogi::{Move, PackedPosition};
@@ -84,9 +85,6 @@ const PREFETCH_AHEAD: usize = 8;
 const FIRST_CANDIDATE_BYTES: usize = 1024;
 /// The narrowest slice memory cuts a level into.
 const MIN_SLICE: usize = 256;
-/// A local index entry's bytes: the key, the index and the table's control byte, at the
-/// table's usual load.
-const LOCAL_INDEX_ENTRY_BYTES: usize = (16 + 4 + 1) * 8 / 7;
 /// What the merge makes of each new position besides its checks: the packed position, its
 /// checks' end, its first way in and its count in the next level, and its entry in the merge's
 /// order and (counting) in its index from owner to level.
@@ -134,7 +132,7 @@ struct Inserted {
     resume_at: Option<(usize, Vec<usize>)>,
     /// It stopped because the search was stopped.
     interrupted: bool,
-    local_index: keyset::KeyMap<u32>,
+    local_index: LevelIndex,
     /// The keys of `local_index`, perhaps: asked first (see `level_filter.rs`).
     level_keys: LevelFilter,
 }
@@ -257,7 +255,7 @@ impl Inserted {
         self.new.capacity() * std::mem::size_of::<NewPosition>()
             + self.checks.capacity() * std::mem::size_of::<Move>()
             + self.extra.capacity() * std::mem::size_of::<(u32, Link)>()
-            + self.local_index.capacity() * LOCAL_INDEX_ENTRY_BYTES
+            + self.local_index.bytes()
             + self.level_keys.bytes()
     }
 
@@ -269,9 +267,8 @@ impl Inserted {
         self.extra.clear();
         self.resume_at = None;
         self.interrupted = false;
-        self.level_keys
-            .reset(expected.max(self.local_index.capacity()));
-        self.local_index.clear();
+        self.level_keys.reset(expected);
+        self.local_index.reset(expected);
     }
 }
 
@@ -868,7 +865,7 @@ impl ChildSink for Buckets<'_> {
         // (the set keeps no other), so it need not be played: its candidate carries no
         // position.
         let owner = &self.inserted[keyset::owner_of_key(key, self.owners)];
-        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.contains_key(&key) {
+        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.get(key).is_some() {
             let order = self.order(link.parent);
             self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
         }
@@ -986,6 +983,9 @@ fn insert_owned(
             if let Some(ahead) = bucket.get(*at + PREFETCH_AHEAD) {
                 let place = keyset::place_among_owned(keyset::shard_of(ahead.key), owners);
                 shards[place].prefetch_for_insert(ahead.key, frozen);
+                if level.counting() {
+                    out.local_index.prefetch(ahead.key);
+                }
             }
             // And, halfway there, the frozen records, now that where they begin is loaded,
             // if the insertion is to look a new key up in the frozen set too.
@@ -1035,7 +1035,7 @@ fn insert_owned(
                     allowance -= new_room;
                 }
                 Ok(false) if level.counting() => {
-                    if let Some(&local) = out.local_index.get(&c.key) {
+                    if let Some(local) = out.local_index.get(c.key) {
                         allowance -= extra_room;
                         out.extra.push((local, c.link));
                         let paths = &mut out.new[local as usize].paths;
@@ -1068,16 +1068,13 @@ fn out_has_room(out: &mut Inserted, checks: usize, counting: bool, allowance: &m
     if !room_in(&mut out.extra, 1, allowance) {
         return false;
     }
-    let index = &mut out.local_index;
-    if index.len() == index.capacity() {
-        // The table doubles: while its entries move, the old one and the new exist together.
-        let before = index.capacity();
-        let more = before.max(16);
-        if (2 * before + more) * LOCAL_INDEX_ENTRY_BYTES > *allowance {
+    // The index doubles: while its entries move, the old table and the new exist together.
+    let needed = out.local_index.room_needed();
+    if needed > 0 {
+        if needed > *allowance {
             return false;
         }
-        index.reserve(more);
-        *allowance -= (index.capacity() - before) * LOCAL_INDEX_ENTRY_BYTES;
+        *allowance -= out.local_index.grow();
     }
     true
 }
