@@ -13,7 +13,7 @@
 //! The table is kept from level to level and never emptied: an entry counts only if it bears
 //! the level's stamp (emptying a table of 加藤徹 6935's widest levels at each of its 3,467
 //! levels would write gigabytes, and a table made anew whenever a level's width changed cost
-//! the narrower long problems 3-4%, each mapping and unmapping interrupting the other threads).
+//! the narrower long problems 1-5%, each mapping and unmapping interrupting the other threads).
 
 use crate::search::machine::prefetch_write;
 use crate::search::memory::ZeroedTable;

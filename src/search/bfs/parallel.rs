@@ -311,9 +311,10 @@ pub(super) fn expand_level(
     // slice together.
     let slice_len = level.slice.max(1);
     inserted.resize_with(owners, Inserted::default);
-    // The filters are sized for as many new positions as the level has, shared among the
-    // owners: a guess; a level that makes more only has its filters pass more keys. Not
-    // counting, they are never asked: the smallest.
+    // The owners' filters and indexes are sized for as many new positions as the level has,
+    // shared among the owners: a guess; a level that makes more has its filters pass more keys
+    // and its indexes grow. Not counting, neither is asked: the smallest (an index keeps the
+    // table it has).
     let expected = if level.counting() {
         level.positions.len().div_ceil(owners)
     } else {
