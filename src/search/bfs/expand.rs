@@ -13,7 +13,7 @@ use crate::search::machine::prefetch_write;
 use crate::search::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
 use crate::shogi::RuleSet;
-use crate::shogi::{Move, Position};
+use crate::shogi::{Move, PackedPosition, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Keys of positions found to have no check, so that meeting one again costs a look-up rather
@@ -77,7 +77,9 @@ pub(super) trait ChildSink {
     type Stop;
     /// Whether the position `key` is already known (then it is not played). Counting, a known
     /// position may take `link` as another way into it.
-    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool;
+    /// With `frozen_apart` (what `frozen_apart` said as the position's children began to be
+    /// resolved), the frozen keys are left to `is_known_after_all`.
+    fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool;
     /// A new position with a check.
     fn add(&mut self, child: NewChild) -> Result<(), Self::Stop>;
     /// Starts loading what `is_known` will look up for `key` besides the key set and the dead
@@ -87,9 +89,29 @@ pub(super) trait ChildSink {
     fn prefetch(&self, _key: u128) {}
     /// Starts loading what the key set's frozen keys will read for `key` past what
     /// `generate` loaded (see `KeySet::prefetch_frozen`): called for each of a position's
-    /// children just before they are resolved.
+    /// children just before they are resolved, or with `frozen_apart`, for each child with a
+    /// check that `is_known` passed, a little after `prefetch_frozen_start`.
     #[inline]
     fn prefetch_frozen(&self, _key: u128) {}
+    /// Whether `is_known` leaves the frozen keys out (to `is_known_after_all`). A frozen look-up
+    /// reads a bucket's start and then its records, two loads from a table of gigabytes; most
+    /// children it is asked about are new or dead (162a past its freezes: 1.63 known for 3.8
+    /// new or dead), and a dead one needs no look-up at all: a position without a check is
+    /// never kept. So the frozen keys are asked only about the children found to have a check.
+    #[inline]
+    fn frozen_apart(&self) -> bool {
+        false
+    }
+    /// With `frozen_apart`: starts loading where `key`'s frozen bucket begins.
+    #[inline]
+    fn prefetch_frozen_start(&self, _key: u128) {}
+    /// With `frozen_apart`, the second look at a child `is_known` passed and found to have a
+    /// check: whether it is known after all (a frozen key, or a copy of a child handed to `add`
+    /// since), taking `link` as `is_known` would.
+    #[inline]
+    fn is_known_after_all(&mut self, _key: u128, _link: Link, _paths: u32) -> bool {
+        false
+    }
 }
 
 /// A position reached for the first time, with a check.
@@ -98,9 +120,18 @@ pub(super) struct NewChild<'a> {
     pub link: Link,
     /// Ways into it so far (counting; 1 otherwise).
     pub paths: u32,
-    pub pos: &'a Position,
+    pub packed: PackedPosition,
     /// Its checks (never empty).
     pub checks: &'a [Move],
+}
+
+/// A child with a check waiting for its frozen look-up (see `ChildSink::frozen_apart`).
+struct Waiting {
+    key: u128,
+    link: Link,
+    packed: PackedPosition,
+    /// Where its checks are in `Expansion::waiting_checks`.
+    checks: std::ops::Range<usize>,
 }
 
 /// An evasion after a check, and the key of the position it leads to.
@@ -133,6 +164,9 @@ pub(super) struct Expansion {
     children: Vec<Child>,
     evasions: MoveList,
     scratch: MoveList,
+    /// Children with a check waiting for their frozen look-up, and their checks.
+    waiting: Vec<Waiting>,
+    waiting_checks: Vec<Move>,
     /// The rules of the last `generate`, which `resolve` follows too.
     rules: RuleSet,
 }
@@ -146,6 +180,8 @@ impl Expansion {
             children: Vec::with_capacity(movegen::MAX_MOVES),
             evasions: MoveList::new(),
             scratch: MoveList::new(),
+            waiting: Vec::with_capacity(movegen::MAX_MOVES),
+            waiting_checks: Vec::new(),
             rules: RuleSet::PLAIN,
         }
     }
@@ -182,6 +218,7 @@ impl Expansion {
         self.paths = paths;
         let pos = &mut self.pos;
         pos.unpack_from(packed);
+        let frozen_apart = sink.frozen_apart();
         let mut nodes = 0;
         for &check in checks {
             pos.do_move(check);
@@ -233,7 +270,11 @@ impl Expansion {
                 nodes += self.evasions.len() as u64;
                 for &evasion in self.evasions.iter() {
                     let key = pos.key_after(evasion);
-                    seen.prefetch(key);
+                    if frozen_apart {
+                        seen.prefetch_table(key);
+                    } else {
+                        seen.prefetch(key);
+                    }
                     dead.prefetch(key);
                     sink.prefetch(key);
                     self.children.push(Child {
@@ -249,7 +290,8 @@ impl Expansion {
     }
 
     /// Sorts out the children found by the last `generate`: known ones and dead ones are
-    /// dropped, the others are played and handed to `sink` in the order they were found.
+    /// dropped, the others are played and handed to `sink` in the order they were found
+    /// (with `frozen_apart`, after the position's other children are sorted out).
     pub(super) fn resolve<S: ChildSink>(
         &mut self,
         dead: &DeadCache,
@@ -258,8 +300,11 @@ impl Expansion {
         let pos = &mut self.pos;
         let mut played: Option<Move> = None;
         let mut result = Ok(());
-        for child in &self.children {
-            sink.prefetch_frozen(child.key);
+        let frozen_apart = sink.frozen_apart();
+        if !frozen_apart {
+            for child in &self.children {
+                sink.prefetch_frozen(child.key);
+            }
         }
         for child in self.children.drain(..) {
             let link = Link {
@@ -267,7 +312,8 @@ impl Expansion {
                 check: child.check,
                 evasion: child.evasion,
             };
-            if sink.is_known(child.key, link, self.paths) || dead.contains(child.key) {
+            if sink.is_known(child.key, link, self.paths, frozen_apart) || dead.contains(child.key)
+            {
                 continue;
             }
             if played != Some(child.check) {
@@ -284,11 +330,21 @@ impl Expansion {
             self.rules.checks(pos, &mut self.scratch);
             if self.scratch.is_empty() {
                 dead.insert(child.key);
+            } else if frozen_apart {
+                sink.prefetch_frozen_start(child.key);
+                let start = self.waiting_checks.len();
+                self.waiting_checks.extend_from_slice(&self.scratch);
+                self.waiting.push(Waiting {
+                    key: child.key,
+                    link,
+                    packed: pos.pack(),
+                    checks: start..self.waiting_checks.len(),
+                });
             } else if let Err(stop) = sink.add(NewChild {
                 key: child.key,
                 link,
                 paths: self.paths,
-                pos,
+                packed: pos.pack(),
                 checks: &self.scratch,
             }) {
                 result = Err(stop);
@@ -301,6 +357,28 @@ impl Expansion {
             pos.undo_move(check);
         }
         self.children.clear();
+        if !self.waiting.is_empty() {
+            for child in &self.waiting {
+                sink.prefetch_frozen(child.key);
+            }
+            for child in self.waiting.drain(..) {
+                if sink.is_known_after_all(child.key, child.link, self.paths) {
+                    continue;
+                }
+                if let Err(stop) = sink.add(NewChild {
+                    key: child.key,
+                    link: child.link,
+                    paths: self.paths,
+                    packed: child.packed,
+                    checks: &self.waiting_checks[child.checks],
+                }) {
+                    result = Err(stop);
+                    break;
+                }
+            }
+            self.waiting.clear();
+            self.waiting_checks.clear();
+        }
         result
     }
 }
@@ -342,6 +420,8 @@ impl Pipeline {
     pub(super) fn reset(&mut self) {
         for expansion in &mut self.slots {
             expansion.children.clear();
+            expansion.waiting.clear();
+            expansion.waiting_checks.clear();
         }
         self.turn = 0;
     }

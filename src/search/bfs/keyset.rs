@@ -475,6 +475,12 @@ impl Shard {
     /// Whether `key` is in this shard.
     #[inline]
     fn contains(&self, key: u128) -> bool {
+        self.in_table(key) || self.in_frozen(key)
+    }
+
+    /// Whether the table holds `key` (not looking at the frozen keys).
+    #[inline]
+    fn in_table(&self, key: u128) -> bool {
         let word = stored(key);
         let ext = ext_of(key);
         let table = self.table.as_slice();
@@ -483,11 +489,21 @@ impl Shard {
         let known = loop {
             let Slot { word: w, ext: e } = table[i];
             match w {
-                0 => break self.is_frozen(value_of(word, ext)),
+                0 => break false,
                 w if w == word && e & EXT_MASK == ext => break true,
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         };
+        if known {
+            self.met_again(key);
+        }
+        known
+    }
+
+    /// Whether the frozen keys hold `key`.
+    #[inline]
+    fn in_frozen(&self, key: u128) -> bool {
+        let known = self.is_frozen(value_of(stored(key), ext_of(key)));
         if known {
             self.met_again(key);
         }
@@ -639,6 +655,14 @@ impl Shard {
             .filter(|_| frozen == FrozenLookUp::Needed)
         {
             set.prefetch(value_of(stored(key), ext_of(key)));
+        }
+    }
+
+    /// See `KeySet::prefetch_frozen_start`.
+    #[inline]
+    fn prefetch_frozen_start(&self, key: u128) {
+        if let Some(frozen) = &self.frozen {
+            frozen.prefetch(value_of(stored(key), ext_of(key)));
         }
     }
 
@@ -819,6 +843,45 @@ impl KeySet {
 
     pub(super) fn contains(&self, key: u128) -> bool {
         self.shards[shard_of(key)].contains(key)
+    }
+
+    /// Whether any keys are frozen: then a look-up may be taken in two steps,
+    /// [`Self::in_table`] and, only if need be, [`Self::in_frozen`].
+    #[inline]
+    pub(super) fn any_frozen(&self) -> bool {
+        self.any_frozen
+    }
+
+    /// Whether `key` is in a shard's table (its frozen keys not looked at).
+    #[inline]
+    pub(super) fn in_table(&self, key: u128) -> bool {
+        self.shards[shard_of(key)].in_table(key)
+    }
+
+    /// Whether `key` is among the frozen keys (the tables not looked at).
+    #[inline]
+    pub(super) fn in_frozen(&self, key: u128) -> bool {
+        self.any_frozen && self.shards[shard_of(key)].in_frozen(key)
+    }
+
+    /// Starts loading the table slot where `key` would be, not the frozen bucket (see
+    /// `prefetch_frozen_start`).
+    #[inline]
+    pub(super) fn prefetch_table(&self, key: u128) {
+        self.shards[shard_of(key)].prefetch_with(
+            key,
+            crate::search::machine::prefetch_at,
+            FrozenLookUp::Done,
+        );
+    }
+
+    /// Starts loading where `key`'s frozen bucket begins (`prefetch_frozen` then loads its
+    /// records).
+    #[inline]
+    pub(super) fn prefetch_frozen_start(&self, key: u128) {
+        if self.any_frozen {
+            self.shards[shard_of(key)].prefetch_frozen_start(key);
+        }
     }
 
     /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass

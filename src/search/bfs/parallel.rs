@@ -849,28 +849,37 @@ impl ChildSink for Buckets<'_> {
     }
 
     #[inline]
-    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
-        if !self.seen.contains(key) {
-            let order = self.order(link.parent);
-            if !self.repeats.met_before(key, self.stamp, order) {
-                return false;
-            }
-            if self.counting {
-                self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
-            }
+    fn frozen_apart(&self) -> bool {
+        self.seen.any_frozen()
+    }
+
+    #[inline]
+    fn prefetch_frozen_start(&self, key: u128) {
+        self.seen.prefetch_frozen_start(key);
+    }
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool {
+        let known = if frozen_apart {
+            self.seen.in_table(key)
+        } else {
+            self.seen.contains(key)
+        };
+        if known {
+            self.known(key, link, paths);
             return true;
         }
-        // A key already in the set is never a new position; counting, it may still be another
-        // way into one found earlier on this level (in an earlier slice), as its owner's index
-        // of this level's keys tells (read here between insertions). Such a key has a check
-        // (the set keeps no other), so it need not be played: its candidate carries no
-        // position.
-        let owner = &self.inserted[keyset::owner_of_key(key, self.owners)];
-        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.get(key).is_some() {
-            let order = self.order(link.parent);
-            self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
+        self.is_repeat(key, link, paths)
+    }
+
+    #[inline]
+    fn is_known_after_all(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        if self.seen.in_frozen(key) {
+            self.known(key, link, paths);
+            return true;
         }
-        true
+        // A copy of a child of the same position handed over since `is_known` looked.
+        self.is_repeat(key, link, paths)
     }
 
     #[inline]
@@ -882,7 +891,7 @@ impl ChildSink for Buckets<'_> {
             child.key,
             child.link,
             child.paths,
-            child.pos.pack(),
+            child.packed,
             child.checks,
         );
         Ok(())
@@ -890,6 +899,33 @@ impl ChildSink for Buckets<'_> {
 }
 
 impl Buckets<'_> {
+    /// A key already in the set is never a new position; counting, it may still be another way
+    /// into one found earlier on this level (in an earlier slice), as its owner's index of
+    /// this level's keys tells (read here between insertions). Such a key has a check (the set
+    /// keeps no other), so it need not be played: its candidate carries no position.
+    #[inline]
+    fn known(&mut self, key: u128, link: Link, paths: u32) {
+        let owner = &self.inserted[keyset::owner_of_key(key, self.owners)];
+        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.get(key).is_some() {
+            let order = self.order(link.parent);
+            self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
+        }
+    }
+
+    /// Whether a key not in the set is a copy of a candidate made before on this level (then,
+    /// counting, it is another way in).
+    #[inline]
+    fn is_repeat(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        let order = self.order(link.parent);
+        if !self.repeats.met_before(key, self.stamp, order) {
+            return false;
+        }
+        if self.counting {
+            self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
+        }
+        true
+    }
+
     /// The number the next child of `parent` gets.
     #[inline]
     fn order(&mut self, parent: u32) -> u64 {

@@ -69,8 +69,30 @@ impl expand::ChildSink for NextLevel<'_> {
     }
 
     #[inline]
-    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
-        if !self.seen.contains(key) {
+    fn frozen_apart(&self) -> bool {
+        self.seen.any_frozen()
+    }
+
+    #[inline]
+    fn prefetch_frozen_start(&self, key: u128) {
+        self.seen.prefetch_frozen_start(key);
+    }
+
+    /// The table is looked at again: a key goes in as soon as its position is added (and the
+    /// set may freeze then), so a copy added since the first look is there.
+    #[inline]
+    fn is_known_after_all(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        self.is_known(key, link, paths, false)
+    }
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool {
+        let known = if frozen_apart {
+            self.seen.in_table(key)
+        } else {
+            self.seen.contains(key)
+        };
+        if !known {
             return false;
         }
         // Counting: another shortest way into a position of the next level?
@@ -99,7 +121,7 @@ impl expand::ChildSink for NextLevel<'_> {
                 },
             }
         }
-        self.next.push(child.pos.pack(), child.checks);
+        self.next.push(child.packed, child.checks);
         self.edges.first.push(link);
         if self.counting {
             self.index.insert(key, self.counts.len() as u32);

@@ -242,7 +242,7 @@ impl expand::ChildSink for Outbox<'_> {
     }
 
     #[inline]
-    fn is_known(&mut self, key: u128, link: Link, _paths: u32) -> bool {
+    fn is_known(&mut self, key: u128, link: Link, _paths: u32, _frozen_apart: bool) -> bool {
         // Every child is asked about first, in the order they were generated.
         if link.parent != self.parent {
             self.parent = link.parent;
@@ -259,7 +259,7 @@ impl expand::ChildSink for Outbox<'_> {
         wire::put_candidate(
             &mut self.outgoing[owner],
             (child.key, order, &child.link, child.paths),
-            &child.pos.pack(),
+            &child.packed,
             child.checks,
         );
         Ok(())

@@ -67,7 +67,7 @@ impl ChildSink for Sink<'_> {
     }
 
     #[inline]
-    fn is_known(&mut self, key: u128, link: Link, paths: u32) -> bool {
+    fn is_known(&mut self, key: u128, link: Link, paths: u32, _frozen_apart: bool) -> bool {
         if self.seen.contains(key) {
             return true;
         }
@@ -121,7 +121,7 @@ impl ChildSink for Sink<'_> {
                     self.marks[holder].mark_stale(their);
                 }
                 let found = &mut *self.found;
-                found.positions.push(child.pos.pack(), child.checks);
+                found.positions.push(child.packed, child.checks);
                 found.orders.push(self.order);
                 found.keys.push(child.key);
                 found.owners[keyset::owner_of_key(child.key, self.threads)].push(entry as u16);
