@@ -95,8 +95,8 @@ pub(super) trait ChildSink {
     fn prefetch_frozen(&self, _key: u128) {}
     /// Whether `is_known` leaves the frozen keys out (to `is_known_after_all`). A frozen look-up
     /// reads a bucket's start and then its records, two loads from a table of gigabytes; most
-    /// children it is asked about are new or dead (162a past its freezes: 1.63 known for 3.8
-    /// new or dead), and a dead one needs no look-up at all: a position without a check is
+    /// children it is asked about are new or dead (加藤徹 162a: 1.63 known for 2.82 dead and 1
+    /// new), and a dead one needs no look-up at all: a position without a check is
     /// never kept. So the frozen keys are asked only about the children found to have a check.
     #[inline]
     fn frozen_apart(&self) -> bool {
