@@ -376,7 +376,7 @@ impl Expansion {
                     break;
                 }
             }
-            self.waiting.clear();
+            // (`drain` left `waiting` empty, a stop included.)
             self.waiting_checks.clear();
         }
         result

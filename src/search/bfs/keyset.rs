@@ -852,6 +852,17 @@ impl KeySet {
         self.any_frozen
     }
 
+    /// A sink's first look at `key` (see `ChildSink::frozen_apart`): the table alone with
+    /// `frozen_apart`, else the frozen keys too.
+    #[inline]
+    pub(super) fn first_look(&self, key: u128, frozen_apart: bool) -> bool {
+        if frozen_apart {
+            self.in_table(key)
+        } else {
+            self.contains(key)
+        }
+    }
+
     /// Whether `key` is in a shard's table (its frozen keys not looked at).
     #[inline]
     pub(super) fn in_table(&self, key: u128) -> bool {

@@ -860,12 +860,7 @@ impl ChildSink for Buckets<'_> {
 
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool {
-        let known = if frozen_apart {
-            self.seen.in_table(key)
-        } else {
-            self.seen.contains(key)
-        };
-        if known {
+        if self.seen.first_look(key, frozen_apart) {
             self.known(key, link, paths);
             return true;
         }

@@ -87,12 +87,7 @@ impl expand::ChildSink for NextLevel<'_> {
 
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool {
-        let known = if frozen_apart {
-            self.seen.in_table(key)
-        } else {
-            self.seen.contains(key)
-        };
-        if !known {
+        if !self.seen.first_look(key, frozen_apart) {
             return false;
         }
         // Counting: another shortest way into a position of the next level?
