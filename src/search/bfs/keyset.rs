@@ -116,8 +116,13 @@ const AMPLE_SHARDS: usize = 32;
 /// A shard this full (per cent) may be grown ahead of its insertions (see `Shard::grown_ahead`).
 const AHEAD_PERCENT: usize = 65;
 const CRAMMED_PERCENT: usize = 90;
-/// A freeze must free at least this fraction (1 / n) of the set's bytes.
+/// A freeze must free at least this fraction (1 / n) of the set's bytes...
 const MIN_FREEZE_SAVING: usize = 8;
+/// ...or, when even keys kept for less time would not free that much, this fraction: a
+/// freeze rebuilds every frozen key (some 25 s for 加藤徹 162a's 6 GB), but the shards
+/// crammed instead (filled to `CRAMMED_PERCENT`, a look-up that misses reading some 50
+/// slots) made its levels 3-10 times slower until the next freeze, 20 levels later.
+const LAST_FREEZE_SAVING: usize = 32;
 /// A freeze asks whether to stop every this many slots or keys (some milliseconds).
 const STOP_POLL: usize = 1 << 20;
 
@@ -934,8 +939,9 @@ impl KeySet {
     /// and since a position is kept at most once on a level kept for good, ghosts die out.
     ///
     /// With `pool`, shards are frozen on its threads. Returns the bytes freed: 0 when that
-    /// would be less than an eighth of the set (each freeze rebuilds every frozen key:
-    /// freezing again and again for little would cost more than it gives). `None` when `stop`
+    /// would be less than an eighth of the set even with the short term cut, and less than
+    /// `1 / LAST_FREEZE_SAVING` of it with the terms whole (each freeze rebuilds every frozen
+    /// key: freezing again and again for little would cost more than it gives). `None` when `stop`
     /// (polled every million keys or so) cut it short: every shard then holds its keys,
     /// frozen or not, and the caller should end the search (a freeze of a billion keys took
     /// seconds).
@@ -949,15 +955,22 @@ impl KeySet {
         // Short of what an eighth needs, keys are kept for less time, down to
         // `KEPT_SHORT_AT_LEAST` (ghosts cost more the shorter it is).
         let least = KEPT_SHORT_AT_LEAST.min(at.kept_for);
-        let freed = loop {
-            let saving: usize = self.shards.iter().map(|s| s.freeze_saving(at)).sum();
-            if saving >= self.bytes / MIN_FREEZE_SAVING {
-                break self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0);
+        let saving =
+            |at: FreezeAt| -> usize { self.shards.iter().map(|s| s.freeze_saving(at)).sum() };
+        let normal = at;
+        let chosen = loop {
+            if saving(at) >= self.bytes / MIN_FREEZE_SAVING {
+                break Some(at);
             }
             if at.kept_for <= least {
-                break Some(0);
+                // Rather than cram the shards: a smaller saving, the keys kept their time.
+                break (saving(normal) >= self.bytes / LAST_FREEZE_SAVING).then_some(normal);
             }
             at.kept_for = (at.kept_for / 2).max(least);
+        };
+        let freed = match chosen {
+            Some(at) => self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0),
+            None => Some(0),
         };
         self.widen_spacing(room);
         freed
@@ -1131,6 +1144,36 @@ mod tests {
             (0..100_000u128).try_for_each(|i| small.insert(key(i), budget, true).map(|_| ()));
         assert_eq!(full, Err(()));
         assert!(small.bytes() <= budget);
+    }
+
+    /// A freeze that cannot free an eighth of the set still goes ahead if it frees a
+    /// thirty-second (cramming the shards instead slows every look-up), and not for less.
+    #[test]
+    fn a_freeze_frees_less_rather_than_let_the_shards_cram() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = KeySet::new();
+        // Level 0 is kept for good: no term ends, so only the tables' keys can be frozen.
+        set.set_level(0);
+        for i in 0..200_000 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        assert!(set.freeze(None, &|| false).is_some_and(|freed| freed > 0));
+        let frozen_only = set.bytes();
+        // A few keys in the tables: too little to be worth a freeze.
+        for i in 200_000..201_000 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        assert_eq!(set.freeze(None, &|| false), Some(0));
+        // More: freezing them frees less than an eighth of the set but more than a 32nd.
+        for i in 201_000..230_000 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        let before = set.bytes();
+        assert!(before - frozen_only > before / MIN_FREEZE_SAVING);
+        let freed = set.freeze(None, &|| false).unwrap();
+        assert!(freed >= before / LAST_FREEZE_SAVING && freed < before / MIN_FREEZE_SAVING);
+        assert!((0..230_000).all(|i| set.contains(key(i))));
+        assert!(!set.contains(key(230_000)));
     }
 
     #[test]
