@@ -884,9 +884,8 @@ fn settled(
     })
 }
 
-/// Brings the pass back within its budget after a level, asking for more room (the caller's
-/// memory, then the disk for links, then freezing the keys); the bytes used, or the pass's
-/// outcome if it must give up (`lower_bound`: the next level's).
+/// Brings the pass back within its budget after a level (see `make_room`); the bytes used,
+/// or the pass's outcome if it must give up (`lower_bound`: the next level's).
 fn settle_memory(
     (seen, graph, level, counts): (&mut KeySet, &mut LevelGraph, &LevelPositions, &Vec<u32>),
     budget: &mut usize,
@@ -898,41 +897,18 @@ fn settle_memory(
         lower_bound,
         reason,
     };
-    loop {
-        let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
-        if used <= *budget {
-            return Ok(used);
-        }
-        match more_room(more_memory, graph, &limits.disk) {
-            Ok(Room::Memory(extra)) => *budget += extra,
-            // Last, the keys frozen (see `KeySet::freeze`).
-            Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
-                Some(0) => return Err(give_up(GiveUp::Memory)),
-                Some(_) => {}
-                // Cut short by the interrupt, or the memory for the frozen sets could not be
-                // mapped.
-                None => {
-                    let now = Instant::now();
-                    let reason = limits
-                        .interrupt
-                        .check(now)
-                        .map_or(GiveUp::Memory, GiveUp::Aborted);
-                    return Err(give_up(reason));
-                }
-            },
-            Ok(Room::Disk(_)) => {}
-            Err(e) => return Err(give_up(GiveUp::Disk(e))),
-        }
+    match make_room((seen, graph, level, counts), budget, more_memory, limits, 0) {
+        Ok(true) => Ok(seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4),
+        Ok(false) => Err(give_up(GiveUp::Memory)),
+        Err(reason) => Err(give_up(reason)),
     }
 }
 
 /// Makes room, where memory is short, for the threads' expansion of a wide level: `beside`
 /// bytes (their vectors, the level's estimate, the narrow loop's tables) beyond what the pass
-/// holds. The resorts are `settle_memory`'s: the caller's memory, links to disk, then the
-/// keys frozen, at most once. Otherwise the level would go to one thread, which needs half
-/// as much: 加藤徹 162a within 7 GB expanded a hundred of its widest levels so, 3-10 times
-/// slower, 580 of its 3,485 s. Where no resort makes room the level still goes to one thread;
-/// the pass's outcome only on a disk error or an interrupted freeze.
+/// holds. Otherwise the level would go to one thread, which needs half as much: 加藤徹 162a
+/// within 7 GB expanded a hundred of its widest levels so, 3-10 times slower, 580 of its
+/// 3,485 s. Where no room is to be had the level still goes to one thread.
 fn room_for_threads(
     (seen, graph, level, counts): (&mut KeySet, &mut LevelGraph, &LevelPositions, &Vec<u32>),
     budget: &mut usize,
@@ -940,35 +916,53 @@ fn room_for_threads(
     limits: &BfsLimits,
     (beside, lower_bound): (usize, u32),
 ) -> Result<(), BfsOutcome> {
-    let give_up = |reason| BfsOutcome::GaveUp {
-        lower_bound,
-        reason,
-    };
-    let mut froze = false;
+    let beside = beside + DeadCache::BYTES;
+    match make_room(
+        (seen, graph, level, counts),
+        budget,
+        more_memory,
+        limits,
+        beside,
+    ) {
+        Ok(_) => Ok(()),
+        Err(reason) => Err(BfsOutcome::GaveUp {
+            lower_bound,
+            reason,
+        }),
+    }
+}
+
+/// Asks for room until what the pass holds and `beside` fit the budget, in the order room is
+/// taken: the caller's memory, then the disk for links, then the keys frozen (see
+/// `KeySet::freeze`). Whether they fit; an error only for a disk error or a freeze the
+/// interrupt cut short (a freeze that found no memory for its sets reads as no room).
+fn make_room(
+    (seen, graph, level, counts): (&mut KeySet, &mut LevelGraph, &LevelPositions, &Vec<u32>),
+    budget: &mut usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    limits: &BfsLimits,
+    beside: usize,
+) -> Result<bool, GiveUp> {
     loop {
-        let held = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
-        if held + DeadCache::BYTES + beside <= *budget {
-            return Ok(());
+        let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
+        if used + beside <= *budget {
+            return Ok(true);
         }
         match more_room(more_memory, graph, &limits.disk) {
             Ok(Room::Memory(extra)) => *budget += extra,
-            Ok(Room::Disk(0)) if !froze => {
-                froze = true;
-                if seen
-                    .freeze(limits.pool, &|| limits.interrupt.raised())
-                    .is_none()
-                {
-                    // Cut short by the interrupt (the pass ends), or no memory for the frozen
-                    // sets (one thread then).
-                    if let Some(abort) = limits.interrupt.check(Instant::now()) {
-                        return Err(give_up(GiveUp::Aborted(abort)));
+            // Last, the keys frozen.
+            Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
+                Some(0) => return Ok(false),
+                Some(_) => {}
+                None => {
+                    return match limits.interrupt.check(Instant::now()) {
+                        Some(abort) => Err(GiveUp::Aborted(abort)),
+                        None => Ok(false),
                     }
-                    return Ok(());
                 }
-            }
-            Ok(Room::Disk(0)) => return Ok(()),
+            },
             Ok(Room::Disk(_)) => {}
-            Err(e) => return Err(give_up(GiveUp::Disk(e))),
+            Err(e) => return Err(GiveUp::Disk(e)),
         }
     }
 }
