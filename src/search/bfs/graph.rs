@@ -35,6 +35,15 @@ impl LevelGraph {
         self.bytes + self.levels.capacity() * std::mem::size_of::<StoredEdges>()
     }
 
+    /// The least memory the links could take with every level moved to disk (none of it if
+    /// the disk may not be used).
+    pub(super) fn least_bytes(&self, disk: &DiskBudget) -> usize {
+        match disk.cap_bytes {
+            0 => self.bytes(),
+            _ => self.bytes() - self.bytes,
+        }
+    }
+
     /// Bytes written to disk.
     pub(super) fn disk_bytes(&self) -> u64 {
         self.file.as_ref().map_or(0, LinkFile::written)

@@ -990,6 +990,15 @@ impl KeySet {
         self.clock.set_keep_every(every);
     }
 
+    /// The least memory a freeze now could leave the set in (with the short term cut as far
+    /// as `freeze` would cut it): for whether freezing could make room at all.
+    pub(super) fn least_bytes(&self) -> usize {
+        let mut at = self.freeze_at();
+        at.kept_for = KEPT_SHORT_AT_LEAST.min(at.kept_for);
+        let saving: usize = self.shards.iter().map(|s| s.freeze_saving(at)).sum();
+        self.bytes.saturating_sub(saving)
+    }
+
     /// Freezes every shard that has keys in its table or transient keys to let go of, whether
     /// that saves memory or not (tests freeze after every level).
     pub(super) fn freeze_all(

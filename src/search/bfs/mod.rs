@@ -55,7 +55,7 @@ use expand::{DeadCache, Pipeline};
 use graph::LevelGraph;
 use keyset::KeySet;
 use level::{Level, LevelEdges, LevelOutcome, LevelPositions};
-use room::{more_room, Room};
+use room::{make_room, more_room, NoRoom, Places, Room};
 use serial::expand_level;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -216,6 +216,24 @@ impl BfsLimits<'_> {
     /// from the root): one ply more in H#, two in HS#.
     fn mate_length(&self, depth: u32) -> u32 {
         2 * depth + if self.selfmate { 2 } else { 1 }
+    }
+
+    /// Where room is made when memory is short (see `make_room`).
+    fn places(&self) -> Places<'_> {
+        Places {
+            disk: &self.disk,
+            pool: self.pool,
+            interrupt: self.interrupt,
+        }
+    }
+}
+
+impl From<NoRoom> for GiveUp {
+    fn from(no_room: NoRoom) -> GiveUp {
+        match no_room {
+            NoRoom::Disk(e) => GiveUp::Disk(e),
+            NoRoom::Aborted(abort) => GiveUp::Aborted(abort),
+        }
     }
 }
 
@@ -897,10 +915,17 @@ fn settle_memory(
         lower_bound,
         reason,
     };
-    match make_room((seen, graph, level, counts), budget, more_memory, limits, 0) {
-        Ok(true) => Ok(seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4),
+    let fixed = level.bytes() + counts.capacity() * 4;
+    match make_room(
+        (seen, graph, fixed),
+        budget,
+        more_memory,
+        limits.places(),
+        0,
+    ) {
+        Ok(true) => Ok(seen.bytes() + graph.bytes() + fixed),
         Ok(false) => Err(give_up(GiveUp::Memory)),
-        Err(reason) => Err(give_up(reason)),
+        Err(no_room) => Err(give_up(no_room.into())),
     }
 }
 
@@ -917,53 +942,19 @@ fn room_for_threads(
     (beside, lower_bound): (usize, u32),
 ) -> Result<(), BfsOutcome> {
     let beside = beside + DeadCache::BYTES;
+    let fixed = level.bytes() + counts.capacity() * 4;
     match make_room(
-        (seen, graph, level, counts),
+        (seen, graph, fixed),
         budget,
         more_memory,
-        limits,
+        limits.places(),
         beside,
     ) {
         Ok(_) => Ok(()),
-        Err(reason) => Err(BfsOutcome::GaveUp {
+        Err(no_room) => Err(BfsOutcome::GaveUp {
             lower_bound,
-            reason,
+            reason: no_room.into(),
         }),
-    }
-}
-
-/// Asks for room until what the pass holds and `beside` fit the budget, in the order room is
-/// taken: the caller's memory, then the disk for links, then the keys frozen (see
-/// `KeySet::freeze`). Whether they fit; an error only for a disk error or a freeze the
-/// interrupt cut short (a freeze that found no memory for its sets reads as no room).
-fn make_room(
-    (seen, graph, level, counts): (&mut KeySet, &mut LevelGraph, &LevelPositions, &Vec<u32>),
-    budget: &mut usize,
-    more_memory: &mut dyn FnMut() -> usize,
-    limits: &BfsLimits,
-    beside: usize,
-) -> Result<bool, GiveUp> {
-    loop {
-        let used = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
-        if used + beside <= *budget {
-            return Ok(true);
-        }
-        match more_room(more_memory, graph, &limits.disk) {
-            Ok(Room::Memory(extra)) => *budget += extra,
-            // Last, the keys frozen.
-            Ok(Room::Disk(0)) => match seen.freeze(limits.pool, &|| limits.interrupt.raised()) {
-                Some(0) => return Ok(false),
-                Some(_) => {}
-                None => {
-                    return match limits.interrupt.check(Instant::now()) {
-                        Some(abort) => Err(GiveUp::Aborted(abort)),
-                        None => Ok(false),
-                    }
-                }
-            },
-            Ok(Room::Disk(_)) => {}
-            Err(e) => return Err(GiveUp::Disk(e)),
-        }
     }
 }
 

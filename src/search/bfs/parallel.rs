@@ -85,6 +85,16 @@ const PREFETCH_AHEAD: usize = 8;
 const FIRST_CANDIDATE_BYTES: usize = 1024;
 /// The narrowest slice memory cuts a level into.
 const MIN_SLICE: usize = 256;
+/// A level the threads started goes on past its allowance, once every resort is spent, by up
+/// to this fraction of what they were expected to take (`Workers::level_estimate`), rather
+/// than end the pass: the level was given to them on an estimate, and one thread, which needs
+/// about half as much, would have finished it. (森茂 1965 at 16 MB and two threads: a level
+/// in seven ran out in its last slice, 0.2 MB short; the pass then gave up at ply 1,673 and
+/// deepening went on for hours.) The level's end brings the pass back within its budget.
+const OVERDRAFT_DIVISOR: usize = 4;
+/// ...and by this many bytes at most: within what the process may hold beyond `USI_Hash`
+/// (64 MB, docs/usi.md).
+const OVERDRAFT_MOST: usize = 16 << 20;
 /// What the merge makes of each new position besides its checks: the packed position, its
 /// checks' end, its first way in and its count in the next level, and its entry in the merge's
 /// order and (counting) in its index from owner to level.
@@ -187,12 +197,18 @@ impl<'a> Workers<'a> {
     /// hold already: the owners' new positions and the merge's copy, at the last level's rate
     /// (0 before the first).
     pub(super) fn level_estimate(&self, positions: usize) -> usize {
+        Self::estimate(positions, self.level_bytes, self.candidate_bytes)
+    }
+
+    /// [`Workers::level_estimate`] at the rates given.
+    fn estimate(positions: usize, level_bytes: usize, candidate_bytes: usize) -> usize {
         // Twice the last level's rate (a level may grow faster than the last, and the key set's
-        // growth comes on top), and a slice's candidates. A level the threads start must not
+        // growth comes on top), and a slice's candidates. A level the threads start should not
         // run out: one thread, which needs half as much, would have gone on (森茂 1965 at 16 MB:
-        // one and a half times the rate let the threads start a level they could not finish).
-        let level = positions.saturating_mul(self.level_bytes);
-        let slice = positions.min(SLICE_POSITIONS) * self.candidate_bytes;
+        // one and a half times the rate let the threads start a level they could not finish;
+        // see `OVERDRAFT_DIVISOR` for the levels twice does not cover).
+        let level = positions.saturating_mul(level_bytes);
+        let slice = positions.min(SLICE_POSITIONS) * candidate_bytes;
         level.saturating_mul(2).saturating_add(slice)
     }
 
@@ -333,6 +349,8 @@ pub(super) fn expand_level(
     let mut takers: Vec<u32> = Vec::new();
     let total = level.positions.len();
     let mut first_index = 0;
+    let estimate = Workers::estimate(total, *level_bytes, *candidate_bytes);
+    let mut overdraft = Some((estimate / OVERDRAFT_DIVISOR).min(OVERDRAFT_MOST));
     while first_index < total {
         // What the threads' candidates hold now: a slice that fits in it costs nothing more.
         let held_candidates: usize = expanded.iter().map(Expanded::bytes).sum();
@@ -462,7 +480,11 @@ pub(super) fn expand_level(
                 }
                 // ...then fill the shards further before giving up.
                 0 if !cramming => cramming = true,
-                0 => return LevelOutcome::Memory,
+                // ...then overdraw, once a level (see `OVERDRAFT_DIVISOR`).
+                0 => match overdraft.take() {
+                    Some(extra) if extra > 0 => allowance += extra,
+                    _ => return LevelOutcome::Memory,
+                },
                 extra => allowance += extra,
             }
         }

@@ -4,7 +4,8 @@
 use super::disk::{DiskBudget, DiskError};
 use super::graph::{LevelGraph, DISK_STEP_BYTES};
 use super::keyset::KeySet;
-use crate::search::helpmate::Interrupt;
+use crate::search::helpmate::{Abort, Interrupt};
+use std::time::Instant;
 
 /// Where more room came from once the budget was spent.
 pub(super) enum Room {
@@ -25,6 +26,80 @@ pub(super) fn more_room(
     match more_memory() {
         0 => graph.move_to_disk(disk, DISK_STEP_BYTES).map(Room::Disk),
         extra => Ok(Room::Memory(extra)),
+    }
+}
+
+/// Where `make_room` makes room: the disk for links, the threads that freeze the keys, and
+/// what cuts a freeze short.
+pub(super) struct Places<'a> {
+    pub(super) disk: &'a DiskBudget,
+    pub(super) pool: Option<&'a rayon::ThreadPool>,
+    pub(super) interrupt: Interrupt<'a>,
+}
+
+/// Why no room was made, beyond there being none to be had.
+#[derive(Debug)]
+pub(super) enum NoRoom {
+    Disk(DiskError),
+    /// The interrupt cut a freeze short.
+    Aborted(Abort),
+}
+
+/// Asks for room until what the pass holds (`seen`, `graph` and `fixed` bytes that stay) and
+/// `beside` fit the budget, in the order room is taken: the caller's memory, then the disk
+/// for links, then the keys frozen (see `KeySet::freeze`). Whether they fit; an error only
+/// for a disk error or a freeze the interrupt cut short (a freeze that found no memory for
+/// its sets reads as no room).
+///
+/// For `beside` (room for the threads, which the pass can do without), links go to disk and
+/// keys are frozen only while that could make room at all: where even every link on disk and
+/// the deepest freeze would leave too little, they would only cost. (At a budget a few times
+/// a wide level, every wide level froze the keys for nothing, and the short terms those
+/// freezes cut left 森茂 1965 at 16 MB and two threads short of memory at ply 1,673 now and
+/// then: deepening went on from there, for hours.)
+pub(super) fn make_room(
+    (seen, graph, fixed): (&mut KeySet, &mut LevelGraph, usize),
+    budget: &mut usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    places: Places,
+    beside: usize,
+) -> Result<bool, NoRoom> {
+    loop {
+        let used = seen.bytes() + graph.bytes() + fixed;
+        if used + beside <= *budget {
+            return Ok(true);
+        }
+        if beside > 0 {
+            let least = seen.least_bytes() + graph.least_bytes(places.disk) + fixed;
+            if least + beside > *budget {
+                match more_memory() {
+                    0 => return Ok(false),
+                    extra => {
+                        *budget += extra;
+                        continue;
+                    }
+                }
+            }
+        }
+        match more_room(more_memory, graph, places.disk) {
+            Ok(Room::Memory(extra)) => *budget += extra,
+            // Last, the keys frozen.
+            Ok(Room::Disk(0)) => {
+                let stop = || places.interrupt.raised();
+                match seen.freeze(places.pool, &stop) {
+                    Some(0) => return Ok(false),
+                    Some(_) => {}
+                    None => {
+                        return match places.interrupt.check(Instant::now()) {
+                            Some(abort) => Err(NoRoom::Aborted(abort)),
+                            None => Ok(false),
+                        }
+                    }
+                }
+            }
+            Ok(Room::Disk(_)) => {}
+            Err(e) => return Err(NoRoom::Disk(e)),
+        }
     }
 }
 
@@ -50,5 +125,87 @@ impl LastResorts {
             return false;
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::bfs::level::{LevelEdges, Link};
+    use std::sync::atomic::AtomicBool;
+
+    /// A pass's stores as memory runs short: 200,000 keys in their tables (none frozen) and a
+    /// level of 100,000 links in memory.
+    fn stores() -> (KeySet, LevelGraph) {
+        let mut seen = KeySet::new();
+        seen.set_level(1);
+        for i in 0..200_000u128 {
+            let key = i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+            assert_eq!(seen.insert(key, usize::MAX, false), Ok(true));
+        }
+        let mut graph = LevelGraph::default();
+        let edges = LevelEdges {
+            first: vec![Link::UNSET; 100_000],
+            extra: Vec::new(),
+        };
+        graph.push(edges).unwrap();
+        (seen, graph)
+    }
+
+    /// `make_room` for `beside` bytes beyond what the stores hold now (the budget they fit
+    /// exactly), with `extra` bytes of the caller's memory to be had once: whether they fit,
+    /// the key set's and the links' bytes after, and the links written to disk.
+    fn room_for(beside: usize, extra: usize) -> (bool, usize, usize, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = DiskBudget {
+            dir: Some(dir.path().to_path_buf()),
+            cap_bytes: 1 << 30,
+            always: false,
+        };
+        let stop = AtomicBool::new(false);
+        let places = Places {
+            disk: &disk,
+            pool: None,
+            interrupt: Interrupt {
+                stop: &stop,
+                deadline: None,
+                mate_elsewhere: None,
+            },
+        };
+        let (mut seen, mut graph) = stores();
+        let fixed = 1 << 20;
+        let mut budget = seen.bytes() + graph.bytes() + fixed;
+        let mut more = Some(extra);
+        let mut more_memory = || more.take().unwrap_or(0);
+        let fit = make_room(
+            (&mut seen, &mut graph, fixed),
+            &mut budget,
+            &mut more_memory,
+            places,
+            beside,
+        )
+        .unwrap();
+        (fit, seen.bytes(), graph.bytes(), graph.disk_bytes())
+    }
+
+    #[test]
+    fn room_for_the_threads_is_made_only_where_it_can_be() {
+        let (_, keys, links, _) = room_for(0, 0);
+        // What the links on disk and a freeze can free: half the links and keys fit.
+        let (fit, keys_after, links_after, on_disk) = room_for((keys + links) / 2, 0);
+        assert!(fit);
+        assert!(
+            on_disk > 0 && links_after < links / 8,
+            "{links_after} of {links}"
+        );
+        assert!(keys_after < keys, "{keys_after} of {keys}");
+        // Beyond it: nothing is moved or frozen for nothing.
+        let (fit, keys_after, links_after, on_disk) = room_for(keys + links, 0);
+        assert!(!fit);
+        assert_eq!((keys_after, links_after, on_disk), (keys, links, 0));
+        // Unless the caller's memory makes it fit.
+        let (fit, keys_after, links_after, on_disk) = room_for(keys + links, keys + links);
+        assert!(fit);
+        assert_eq!((keys_after, links_after, on_disk), (keys, links, 0));
     }
 }
