@@ -911,21 +911,20 @@ fn settle_memory(
     limits: &BfsLimits,
     lower_bound: u32,
 ) -> Result<usize, BfsOutcome> {
-    let give_up = |reason| BfsOutcome::GaveUp {
-        lower_bound,
-        reason,
-    };
     let fixed = level.bytes() + counts.capacity() * 4;
-    match make_room(
+    if room(
         (seen, graph, fixed),
         budget,
         more_memory,
-        limits.places(),
-        0,
-    ) {
-        Ok(true) => Ok(seen.bytes() + graph.bytes() + fixed),
-        Ok(false) => Err(give_up(GiveUp::Memory)),
-        Err(no_room) => Err(give_up(no_room.into())),
+        limits,
+        (0, lower_bound),
+    )? {
+        Ok(seen.bytes() + graph.bytes() + fixed)
+    } else {
+        Err(BfsOutcome::GaveUp {
+            lower_bound,
+            reason: GiveUp::Memory,
+        })
     }
 }
 
@@ -941,21 +940,33 @@ fn room_for_threads(
     limits: &BfsLimits,
     (beside, lower_bound): (usize, u32),
 ) -> Result<(), BfsOutcome> {
-    let beside = beside + DeadCache::BYTES;
     let fixed = level.bytes() + counts.capacity() * 4;
-    match make_room(
+    let beside = beside + DeadCache::BYTES;
+    room(
         (seen, graph, fixed),
         budget,
         more_memory,
-        limits.places(),
-        beside,
-    ) {
-        Ok(_) => Ok(()),
-        Err(no_room) => Err(BfsOutcome::GaveUp {
+        limits,
+        (beside, lower_bound),
+    )
+    .map(|_| ())
+}
+
+/// `make_room` for the pass: whether what it holds and `beside` fit, or the pass's outcome
+/// where a disk error or the interrupt ends it.
+fn room(
+    stores: (&mut KeySet, &mut LevelGraph, usize),
+    budget: &mut usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    limits: &BfsLimits,
+    (beside, lower_bound): (usize, u32),
+) -> Result<bool, BfsOutcome> {
+    make_room(stores, budget, more_memory, limits.places(), beside).map_err(|no_room| {
+        BfsOutcome::GaveUp {
             lower_bound,
             reason: no_room.into(),
-        }),
-    }
+        }
+    })
 }
 
 /// When the narrow loop runs (see `narrow.rs`), and what it keeps between runs.

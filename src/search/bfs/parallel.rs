@@ -350,7 +350,7 @@ pub(super) fn expand_level(
     let total = level.positions.len();
     let mut first_index = 0;
     let estimate = Workers::estimate(total, *level_bytes, *candidate_bytes);
-    let mut overdraft = Some((estimate / OVERDRAFT_DIVISOR).min(OVERDRAFT_MOST));
+    let mut overdraft = (estimate / OVERDRAFT_DIVISOR).min(OVERDRAFT_MOST);
     while first_index < total {
         // What the threads' candidates hold now: a slice that fits in it costs nothing more.
         let held_candidates: usize = expanded.iter().map(Expanded::bytes).sum();
@@ -481,10 +481,8 @@ pub(super) fn expand_level(
                 // ...then fill the shards further before giving up.
                 0 if !cramming => cramming = true,
                 // ...then overdraw, once a level (see `OVERDRAFT_DIVISOR`).
-                0 => match overdraft.take() {
-                    Some(extra) if extra > 0 => allowance += extra,
-                    _ => return LevelOutcome::Memory,
-                },
+                0 if overdraft > 0 => allowance += std::mem::take(&mut overdraft),
+                0 => return LevelOutcome::Memory,
                 extra => allowance += extra,
             }
         }
