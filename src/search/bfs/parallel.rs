@@ -350,7 +350,7 @@ pub(super) fn expand_level(
     let total = level.positions.len();
     let mut first_index = 0;
     let estimate = Workers::estimate(total, *level_bytes, *candidate_bytes);
-    let mut overdraft = (estimate / OVERDRAFT_DIVISOR).min(OVERDRAFT_MOST);
+    let mut resorts = Resorts::for_level(estimate);
     while first_index < total {
         // What the threads' candidates hold now: a slice that fits in it costs nothing more.
         let held_candidates: usize = expanded.iter().map(Expanded::bytes).sum();
@@ -431,8 +431,7 @@ pub(super) fn expand_level(
         for out in inserted.iter_mut() {
             out.resume_at = Some((0, vec![0; owners]));
         }
-        let mut froze = false;
-        let mut cramming = false;
+        resorts.new_slice();
         loop {
             let shards = seen.split_among(owners);
             // The memory left goes to the owners still inserting.
@@ -440,8 +439,8 @@ pub(super) fn expand_level(
             let share = allowance / working.max(1);
             let memory = Insertions {
                 allowance: share,
-                cram: cramming,
-                frozen: if froze {
+                cram: resorts.cramming,
+                frozen: if resorts.froze {
                     FrozenLookUp::Needed
                 } else {
                     FrozenLookUp::Done
@@ -467,23 +466,16 @@ pub(super) fn expand_level(
             if still_working == 0 {
                 break;
             }
-            match more_memory() {
-                // What the owners now done did not use goes to the others: try again.
-                0 if still_working < working && allowance > 0 => {}
-                // No more memory: freeze the keys (see `KeySet::freeze`)...
-                0 if !froze => {
-                    froze = true;
-                    match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
-                        Some(freed) => allowance += freed,
-                        None => return LevelOutcome::Aborted(level.interrupt.why()),
-                    }
-                }
-                // ...then fill the shards further before giving up.
-                0 if !cramming => cramming = true,
-                // ...then overdraw, once a level (see `OVERDRAFT_DIVISOR`).
-                0 if overdraft > 0 => allowance += std::mem::take(&mut overdraft),
-                0 => return LevelOutcome::Memory,
-                extra => allowance += extra,
+            // What the owners now done did not use goes to the others.
+            let others_left_room = still_working < working && allowance > 0;
+            match resorts.next(more_memory(), others_left_room) {
+                Resort::Again => {}
+                Resort::Freeze => match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
+                    Some(freed) => allowance += freed,
+                    None => return LevelOutcome::Aborted(level.interrupt.why()),
+                },
+                Resort::More(bytes) | Resort::Overdraw(bytes) => allowance += bytes,
+                Resort::GiveUp => return LevelOutcome::Memory,
             }
         }
         tick(*nodes);
@@ -505,6 +497,71 @@ pub(super) fn expand_level(
         next,
         counts,
         edges,
+    }
+}
+
+/// What the owners turn to, in this order, when their insertion of a slice runs out of memory:
+/// more from the caller; a freeze of the keys (once a slice, see `KeySet::freeze`); filling
+/// the shards further (the rest of the slice); the overdraft (once a level, see
+/// `OVERDRAFT_DIVISOR`); and only then giving up the pass.
+struct Resorts {
+    /// The keys were frozen on this slice: the insertions look in the frozen set again.
+    froze: bool,
+    /// The shards are filled past their usual load for the rest of the slice.
+    cramming: bool,
+    /// What the level may still overdraw (0 once taken).
+    overdraft: usize,
+}
+
+/// The next thing [`Resorts::next`] says to do.
+#[derive(Debug, PartialEq, Eq)]
+enum Resort {
+    /// Insert again with what there is (the owners done left memory, or the shards are now
+    /// to be crammed).
+    Again,
+    /// The caller gave this many more bytes.
+    More(usize),
+    /// Freeze the keys, then insert again.
+    Freeze,
+    /// Go on past the allowance by this many bytes.
+    Overdraw(usize),
+    /// Nothing is left: the pass ends for memory.
+    GiveUp,
+}
+
+impl Resorts {
+    /// For a level whose threads were expected to take `estimate` bytes.
+    fn for_level(estimate: usize) -> Resorts {
+        Resorts {
+            froze: false,
+            cramming: false,
+            overdraft: (estimate / OVERDRAFT_DIVISOR).min(OVERDRAFT_MOST),
+        }
+    }
+
+    /// A new slice may freeze again and starts uncrammed; the overdraft stays taken.
+    fn new_slice(&mut self) {
+        self.froze = false;
+        self.cramming = false;
+    }
+
+    /// What to do after an insertion that stopped short, the caller having given `more` bytes
+    /// (0: none) and `others_left_room` saying whether owners that finished left memory unused.
+    fn next(&mut self, more: usize, others_left_room: bool) -> Resort {
+        match more {
+            0 if others_left_room => Resort::Again,
+            0 if !self.froze => {
+                self.froze = true;
+                Resort::Freeze
+            }
+            0 if !self.cramming => {
+                self.cramming = true;
+                Resort::Again
+            }
+            0 if self.overdraft > 0 => Resort::Overdraw(std::mem::take(&mut self.overdraft)),
+            0 => Resort::GiveUp,
+            bytes => Resort::More(bytes),
+        }
     }
 }
 
@@ -1378,6 +1435,33 @@ mod tests {
             }
         }
         unreachable!()
+    }
+
+    #[test]
+    fn an_insertion_short_of_memory_freezes_crams_overdraws_then_gives_up() {
+        let estimate = 40 << 20;
+        let quarter = estimate / OVERDRAFT_DIVISOR;
+        let mut resorts = Resorts::for_level(estimate);
+        // Memory from the caller comes first, and spends no resort.
+        assert_eq!(resorts.next(1 << 20, false), Resort::More(1 << 20));
+        // Owners done early left room: insert again before anything else.
+        assert_eq!(resorts.next(0, true), Resort::Again);
+        assert!(!resorts.froze && !resorts.cramming);
+        assert_eq!(resorts.next(0, false), Resort::Freeze);
+        assert_eq!(resorts.next(0, false), Resort::Again);
+        assert!(resorts.froze && resorts.cramming);
+        assert_eq!(resorts.next(0, false), Resort::Overdraw(quarter));
+        assert_eq!(resorts.next(0, false), Resort::GiveUp);
+        // The next slice may freeze and cram again, but the level's overdraft is spent.
+        resorts.new_slice();
+        assert_eq!(resorts.next(0, false), Resort::Freeze);
+        assert_eq!(resorts.next(0, false), Resort::Again);
+        assert_eq!(resorts.next(0, false), Resort::GiveUp);
+        // A wide level's overdraft is capped.
+        let mut wide = Resorts::for_level(1 << 30);
+        wide.froze = true;
+        wide.cramming = true;
+        assert_eq!(wide.next(0, false), Resort::Overdraw(OVERDRAFT_MOST));
     }
 
     #[test]
