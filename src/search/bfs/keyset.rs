@@ -163,7 +163,7 @@ fn home(stored: u64, len: usize) -> usize {
 }
 
 /// The thread of `owners` that inserts into shard `shard` when several insert at once: each
-/// shard has one writer. One rule for both parallel loops (`parallel.rs`, `narrow.rs`).
+/// shard has one writer. One rule for both parallel loops (`parallel/`, `narrow/`).
 #[inline]
 pub(super) fn owner_of(shard: usize, owners: usize) -> usize {
     shard % owners

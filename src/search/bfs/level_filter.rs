@@ -1,5 +1,5 @@
 //! A small filter in front of an owner's index of the keys it made new on the level being
-//! made (`parallel.rs`, `Inserted::local_index`). Counting, every child whose key is already
+//! made (`parallel/insert.rs`, `Inserted::local_index`). Counting, every child whose key is already
 //! in the key set is asked whether it is one of this level's new positions (another way into
 //! it); most are not, and each such question was a cache miss in an index of a million keys (on
 //! 加藤徹 9029, 5% of the samples before any freeze). The filter answers most of them from a

@@ -1,4 +1,4 @@
-//! Each owner's index of the positions it made new on the level being made (`parallel.rs`):
+//! Each owner's index of the positions it made new on the level being made (`parallel/insert.rs`):
 //! counting, a further way into a position of this level finds the position's place by its
 //! key. An open-addressing table (linear probing) of 16-byte entries, four to a cache line,
 //! whose slots can be loaded ahead: the owner starts loading a candidate's slot when it starts

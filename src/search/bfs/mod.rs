@@ -177,7 +177,7 @@ pub(crate) struct BfsLimits<'a> {
     pub rules: RuleSet,
     pub max_plies: u32,
     pub interrupt: Interrupt<'a>,
-    /// Threads to expand each level with (see `parallel.rs`); None: this thread alone.
+    /// Threads to expand each level with (see `parallel/`); None: this thread alone.
     pub pool: Option<&'a rayon::ThreadPool>,
     /// Levels at least this wide go to the threads.
     pub parallel_from_positions: usize,

@@ -1,4 +1,4 @@
-//! One level expanded on one thread (the threads' way is `parallel.rs`, with the same result).
+//! One level expanded on one thread (the threads' way is `parallel/`, with the same result).
 
 use super::expand::{self, DeadCache, Looking, Pipeline};
 use super::keyset::{self, KeySet};

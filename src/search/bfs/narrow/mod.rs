@@ -2,13 +2,13 @@
 //! the level loop together.
 //!
 //! A long problem of narrow levels (寿限無 19447: 9,700 levels of about a hundred positions)
-//! pays for every hand-off between threads: in `parallel.rs` a level is two fork-joins (the
+//! pays for every hand-off between threads: in `parallel/` a level is two fork-joins (the
 //! expansion, the insertion) and a merge on the calling thread, and a helper that went back to
 //! the pool between them has to be woken. Here the threads stay in one loop and meet twice a
 //! level, at a barrier:
 //!
 //! 1. **Expand** (every thread, taking batches of the level from a shared counter): as in
-//!    `parallel.rs`, the key set is only read; a new position of the next level is *claimed*
+//!    `parallel/`, the key set is only read; a new position of the next level is *claimed*
 //!    in a small table of the level's keys that all the threads share ([`Claims`]). A claim
 //!    keeps the least order a copy of the key was met with (where one thread would have met
 //!    it: by parent, then child) and where that copy sits. A thread that finds a lower order
@@ -62,7 +62,7 @@ const THREAD_ENTRIES: usize = 1 << 16;
 pub(super) const MAX_FIRST_WIDTH: usize = THREAD_ENTRIES;
 
 /// A copy's order: its parent's place in the level, then its number among that parent's
-/// children (as in `parallel.rs`).
+/// children (as in `parallel/`).
 const ORDER_SHIFT: u32 = 24;
 
 /// A level is given back once its claims fill this share of their table (per cent).
