@@ -112,19 +112,38 @@ pub(super) struct LastResorts {
     pub(super) cramming: bool,
 }
 
+/// A resort [`LastResorts::next`] hands out.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum LastResort {
+    Freeze,
+    Cram,
+}
+
 impl LastResorts {
-    /// Takes the next resort; false when none is left. A freeze cut short by the interrupt
-    /// leaves the set whole; the pass then ends at its next poll.
-    pub(super) fn take(&mut self, seen: &mut KeySet, interrupt: Interrupt) -> bool {
+    /// The next resort, now marked taken (the caller does it); None when none is left.
+    pub(super) fn next(&mut self) -> Option<LastResort> {
         if !self.froze {
             self.froze = true;
-            let _ = seen.freeze(None, &|| interrupt.raised());
+            Some(LastResort::Freeze)
         } else if !self.cramming {
             self.cramming = true;
+            Some(LastResort::Cram)
         } else {
-            return false;
+            None
         }
-        true
+    }
+
+    /// Takes the next resort on one thread; false when none is left. A freeze cut short by
+    /// the interrupt leaves the set whole; the pass then ends at its next poll.
+    pub(super) fn take(&mut self, seen: &mut KeySet, interrupt: Interrupt) -> bool {
+        match self.next() {
+            Some(LastResort::Freeze) => {
+                let _ = seen.freeze(None, &|| interrupt.raised());
+                true
+            }
+            Some(LastResort::Cram) => true,
+            None => false,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::super::keyset::{self, FrozenLookUp, Shard};
 use super::super::level::Level;
+use super::super::room::{LastResort, LastResorts};
 use super::batches::Batches;
 use super::slice::{room_in, Expanded, Inserted, NewPosition, MERGED_BYTES, MERGED_EXTRA_BYTES};
 use crate::search::helpmate::POLL_INTERVAL;
@@ -22,16 +23,14 @@ pub(super) const OVERDRAFT_DIVISOR: usize = 4;
 const OVERDRAFT_MOST: usize = 16 << 20;
 
 /// What the owners turn to, in this order, when their insertion of a slice runs out of memory:
-/// more from the caller; a freeze of the keys (once a slice, see `KeySet::freeze`); filling
-/// the shards further (the rest of the slice); the overdraft (once a level, see
+/// more from the caller; the pass's last resorts (a freeze of the keys, then filling the
+/// shards further: once a slice each, see `LastResorts`); the overdraft (once a level, see
 /// `OVERDRAFT_DIVISOR`); and only then giving up the pass.
 pub(super) struct Resorts {
-    /// The keys were frozen on this slice: the insertions look in the frozen set again.
-    pub(super) froze: bool,
-    /// The shards are filled past their usual load for the rest of the slice.
-    pub(super) cramming: bool,
+    /// The freeze and the cramming of the current slice.
+    pub(super) last: LastResorts,
     /// What the level may still overdraw (0 once taken).
-    pub(super) overdraft: usize,
+    overdraft: usize,
 }
 
 /// The next thing [`Resorts::next`] says to do.
@@ -54,16 +53,14 @@ impl Resorts {
     /// For a level whose threads were expected to take `estimate` bytes.
     pub(super) fn for_level(estimate: usize) -> Resorts {
         Resorts {
-            froze: false,
-            cramming: false,
+            last: LastResorts::default(),
             overdraft: (estimate / OVERDRAFT_DIVISOR).min(OVERDRAFT_MOST),
         }
     }
 
     /// A new slice may freeze again and starts uncrammed; the overdraft stays taken.
     pub(super) fn new_slice(&mut self) {
-        self.froze = false;
-        self.cramming = false;
+        self.last = LastResorts::default();
     }
 
     /// What to do after an insertion that stopped short, the caller having given `more` bytes
@@ -71,16 +68,12 @@ impl Resorts {
     pub(super) fn next(&mut self, more: usize, others_left_room: bool) -> Resort {
         match more {
             0 if others_left_room => Resort::Again,
-            0 if !self.froze => {
-                self.froze = true;
-                Resort::Freeze
-            }
-            0 if !self.cramming => {
-                self.cramming = true;
-                Resort::Again
-            }
-            0 if self.overdraft > 0 => Resort::Overdraw(std::mem::take(&mut self.overdraft)),
-            0 => Resort::GiveUp,
+            0 => match self.last.next() {
+                Some(LastResort::Freeze) => Resort::Freeze,
+                Some(LastResort::Cram) => Resort::Again,
+                None if self.overdraft > 0 => Resort::Overdraw(std::mem::take(&mut self.overdraft)),
+                None => Resort::GiveUp,
+            },
             bytes => Resort::More(bytes),
         }
     }
@@ -249,10 +242,10 @@ mod tests {
         assert_eq!(resorts.next(1 << 20, false), Resort::More(1 << 20));
         // Owners done early left room: insert again before anything else.
         assert_eq!(resorts.next(0, true), Resort::Again);
-        assert!(!resorts.froze && !resorts.cramming);
+        assert!(!resorts.last.froze && !resorts.last.cramming);
         assert_eq!(resorts.next(0, false), Resort::Freeze);
         assert_eq!(resorts.next(0, false), Resort::Again);
-        assert!(resorts.froze && resorts.cramming);
+        assert!(resorts.last.froze && resorts.last.cramming);
         assert_eq!(resorts.next(0, false), Resort::Overdraw(quarter));
         assert_eq!(resorts.next(0, false), Resort::GiveUp);
         // The next slice may freeze and cram again, but the level's overdraft is spent.
@@ -262,8 +255,8 @@ mod tests {
         assert_eq!(resorts.next(0, false), Resort::GiveUp);
         // A wide level's overdraft is capped.
         let mut wide = Resorts::for_level(1 << 30);
-        wide.froze = true;
-        wide.cramming = true;
+        wide.last.froze = true;
+        wide.last.cramming = true;
         assert_eq!(wide.next(0, false), Resort::Overdraw(OVERDRAFT_MOST));
     }
 }

@@ -290,8 +290,8 @@ pub(super) fn expand_level(
             let share = allowance / working.max(1);
             let memory = Insertions {
                 allowance: share,
-                cram: resorts.cramming,
-                frozen: if resorts.froze {
+                cram: resorts.last.cramming,
+                frozen: if resorts.last.froze {
                     FrozenLookUp::Needed
                 } else {
                     FrozenLookUp::Done
