@@ -478,7 +478,7 @@ fn solve_ready(
             let mark = if ok { "" } else { " WRONG" };
             (format!("{}{mark}", line.len()), ok, !ok)
         }
-        Outcome::NoMate => ("nomate WRONG".to_string(), false, true),
+        Outcome::NoMate | Outcome::NoMateWithin { .. } => ("nomate WRONG".to_string(), false, true),
         Outcome::Unknown { .. } => ("-".to_string(), false, false),
     };
     Solved {

@@ -19,6 +19,8 @@ pub const DEFAULT_DISK_CAP_MB: usize = 65536;
 pub const MAX_DISK_CAP_MB: usize = 1 << 30;
 /// The longest time between two checkpoints the options allow, in minutes (a day).
 pub const MAX_CHECKPOINT_MINUTES: usize = 1440;
+/// The longest stated length (`MaxPlies`) the options take; 0 stands for no bound.
+pub const MAX_MAX_PLIES: usize = 65535;
 
 /// Engine option defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -63,6 +65,10 @@ pub struct EngineConfig {
     /// `Free` (normal shogi), `Greedy` (強欲) or `Ascetic` (禁欲).
     #[serde(rename = "Captures", deserialize_with = "from_text")]
     pub captures: Captures,
+    /// Search only solutions of at most this many plies (0: no bound): "none within N" is then
+    /// an answer (see [`EngineConfig::max_plies`]).
+    #[serde(rename = "MaxPlies")]
+    pub max_plies: usize,
 }
 
 impl Default for EngineConfig {
@@ -80,6 +86,7 @@ impl Default for EngineConfig {
             piece_moves: PieceMoves::Normal,
             pawn_drop_mate: PawnDropMate::Illegal,
             captures: Captures::Free,
+            max_plies: 0,
         }
     }
 }
@@ -92,6 +99,11 @@ impl EngineConfig {
             defender_first: self.defender_first,
             conditions: self.conditions(),
         }
+    }
+
+    /// The bound `MaxPlies` sets on the lengths searched, if any.
+    pub fn max_plies(&self) -> Option<u32> {
+        (self.max_plies > 0).then_some(self.max_plies as u32)
     }
 
     /// The fairy conditions the options set.
@@ -201,6 +213,7 @@ impl EngineConfig {
             0,
             MAX_CHECKPOINT_MINUTES,
         )?;
+        check("MaxPlies", c.max_plies, 0, MAX_MAX_PLIES)?;
         Ok(c)
     }
 
@@ -284,6 +297,13 @@ mod tests {
         ));
         assert!(matches!(
             EngineConfig::from_toml("[options]\nUSI_Hash = 0\n", p),
+            Err(ConfigError::Range { .. })
+        ));
+        let c = EngineConfig::from_toml("[options]\nMaxPlies = 9\n", p).unwrap();
+        assert_eq!(c.max_plies(), Some(9));
+        assert_eq!(EngineConfig::default().max_plies(), None);
+        assert!(matches!(
+            EngineConfig::from_toml("[options]\nMaxPlies = 65536\n", p),
             Err(ConfigError::Range { .. })
         ));
         assert!(matches!(

@@ -120,6 +120,18 @@ enum Command {
         /// over what a file names.
         #[arg(long, value_name = "TEXT", conflicts_with_all = ["stipulation", "defender_first"])]
         rules: Option<String>,
+        /// Search only solutions of at most N plies: the shortest within N, or a proof that
+        /// there is none within N ("nomate", exit 1). 0: no bound. Stands over what a file
+        /// states and over MaxPlies from engine.toml.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=kyozume::config::MAX_MAX_PLIES as i64))]
+        max_plies: Option<u32>,
+        /// The stated length, as composers publish it ("協力自玉詰 9手"): searches within N
+        /// plies and judges the answer against it: 完全 (sound: one solution of N plies, none
+        /// shorter), 余詰 (cooked), 早詰 (short: a shorter one, given), 不詰 (none within N).
+        /// Counts at least 2 solutions. Stands over a file's 手数＝N or N手.
+        #[arg(long, value_name = "N", conflicts_with = "max_plies",
+              value_parser = clap::value_parser!(u32).range(1..=kyozume::config::MAX_MAX_PLIES as i64))]
+        plies: Option<u32>,
     },
     /// Solve the benchmark suite and report nodes, time and nodes/s (how speed is measured).
     Bench {
@@ -341,6 +353,8 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
             stipulation,
             defender_first,
             rules,
+            max_plies,
+            plies,
         }) => {
             if jobs.is_some() && batch.is_none() {
                 eprintln!("kyozume solve: --jobs needs --batch FILE (one problem uses --threads)");
@@ -363,20 +377,31 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 (checkpoint, checkpoint_every, resume),
                 batch.is_some(),
             )?;
-            let given = match rules {
-                Some(text) => match Stipulation::parse_rules(text) {
-                    Ok(s) => Some(s),
+            let (given, rules_length) = match rules {
+                Some(text) => match Stipulation::parse_stated(text) {
+                    Ok((s, n)) => (Some(s), n),
                     Err(e) => {
                         eprintln!("kyozume solve: --rules: {e}");
                         return Err(ExitCode::from(workbench::exit::BAD_INPUT));
                     }
                 },
-                None if stipulation.is_some() || *defender_first => Some(Stipulation {
-                    goal: stipulation.unwrap_or(config.goal),
-                    defender_first: *defender_first,
-                    conditions: config.conditions(),
-                }),
-                None => None,
+                None if stipulation.is_some() || *defender_first => (
+                    Some(Stipulation {
+                        goal: stipulation.unwrap_or(config.goal),
+                        defender_first: *defender_first,
+                        conditions: config.conditions(),
+                    }),
+                    None,
+                ),
+                None => (None, None),
+            };
+            // The command line's bound (`--plies`, `--max-plies`, a length in `--rules`)
+            // stands over a file's; engine.toml's `MaxPlies` is the default of both.
+            let length_given = match (*plies, *max_plies, rules_length) {
+                (Some(n), _, _) | (None, None, Some(n)) => Some(Some(workbench::Length::Stated(n))),
+                (None, Some(0), _) => Some(None),
+                (None, Some(n), _) => Some(Some(workbench::Length::AtMost(n))),
+                (None, None, None) => None,
             };
             let options = SolveOptions {
                 time_limit: seconds(*time_limit, "solve")?,
@@ -393,6 +418,8 @@ fn run(cli: &Cli) -> Result<ExitCode, ExitCode> {
                 checkpoint: checkpointing,
                 stipulation: given.unwrap_or(config.stipulation()),
                 stipulation_given: given.is_some(),
+                length: length_given.unwrap_or(config.max_plies().map(workbench::Length::AtMost)),
+                length_given: length_given.is_some(),
                 ..Default::default()
             };
             let (options, mpi) = match distributed {

@@ -112,7 +112,7 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
             ..stores.clone()
         };
         let first = solve(64, sfen, &cut_off).unwrap();
-        if !matches!(first.outcome, Outcome::Unknown { .. }) {
+        if !matches!(first.outcome, Outcome::NoMateWithin { .. }) {
             // The pass ended before the cut (no mate at all, early): nothing to resume, and
             // the checkpoint is gone with the answer.
             assert_eq!(answer(&first), answer(&unbroken), "{name}");
@@ -166,7 +166,7 @@ fn checkpoint_of(dir: &Path, sfen: &str, cut: u32) -> PathBuf {
     };
     let before = problem_dirs(dir);
     let result = solve(64, sfen, &limits).unwrap();
-    assert!(matches!(result.outcome, Outcome::Unknown { .. }));
+    assert_eq!(result.outcome, Outcome::NoMateWithin { max_plies: cut });
     let mut after = problem_dirs(dir);
     after.retain(|d| !before.contains(d));
     assert_eq!(after.len(), 1);
@@ -209,7 +209,7 @@ fn a_damaged_foreign_or_missing_checkpoint_is_refused() {
     assert!(error.contains("already holds a checkpoint"), "{error}");
     // A sound one resumes (cut off again further on).
     let result = resume(&a, CheckpointStart::Resume).unwrap();
-    assert_eq!(result.outcome, Outcome::Unknown { lower_bound: 303 });
+    assert_eq!(result.outcome, Outcome::NoMateWithin { max_plies: 301 });
     // Another problem's checkpoint in this problem's place.
     let saved_b = dir.path().join("saved");
     std::fs::rename(&of_b, &saved_b).unwrap();
@@ -245,7 +245,7 @@ fn a_damaged_foreign_or_missing_checkpoint_is_refused() {
     }
     // Undamaged, it still resumes.
     let result = resume(&b, CheckpointStart::Either).unwrap();
-    assert_eq!(result.outcome, Outcome::Unknown { lower_bound: 303 });
+    assert_eq!(result.outcome, Outcome::NoMateWithin { max_plies: 301 });
 }
 
 enum Damage {

@@ -294,7 +294,7 @@ fn ranks_cut_off_at_a_random_level_resume_to_the_same_answer() {
             ..limits.clone()
         };
         let first = solve_among(ranks, sfen, &cut_off, &stop).0;
-        if !matches!(first[0].outcome, Outcome::Unknown { .. }) {
+        if !matches!(first[0].outcome, Outcome::NoMateWithin { .. }) {
             // Answered before the cut: the checkpoints went with the answer.
             assert_eq!(first[0].outcome, alone.outcome, "{name}");
             assert!(ranks_dirs(dir.path()).is_empty(), "{name}");
@@ -362,13 +362,19 @@ fn ranks_go_on_from_the_generation_all_have_and_refuse_what_is_not_theirs() {
     };
     // Cut off at `cut` plies, then (resumed) one level later: generations further.
     for result in run(2, CheckpointStart::Fresh, Some(cut)) {
-        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+        assert!(matches!(
+            result.unwrap().outcome,
+            Outcome::NoMateWithin { .. }
+        ));
     }
     let ranks_dir = ranks_dirs(dir.path()).pop().unwrap();
     let before = tempfile::tempdir().unwrap();
     copy_dir(&ranks_dir, before.path());
     for result in run(2, CheckpointStart::Resume, Some(cut + 2)) {
-        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+        assert!(matches!(
+            result.unwrap().outcome,
+            Outcome::NoMateWithin { .. }
+        ));
     }
     let (rank0, rank1) = (ranks_dir.join("rank-0"), ranks_dir.join("rank-1"));
     let older = generation(&before.path().join("rank-0/manifest.toml"));
@@ -425,13 +431,19 @@ fn ranks_go_on_from_the_generation_all_have_and_refuse_what_is_not_theirs() {
 
     // Ranks with no generation in common (one a generation ahead, its previous one gone).
     for result in run(2, CheckpointStart::Fresh, Some(cut)) {
-        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+        assert!(matches!(
+            result.unwrap().outcome,
+            Outcome::NoMateWithin { .. }
+        ));
     }
     let ranks_dir = ranks_dirs(dir.path()).pop().unwrap();
     let before = tempfile::tempdir().unwrap();
     copy_dir(&ranks_dir.join("rank-1"), before.path());
     for result in run(2, CheckpointStart::Resume, Some(cut + 2)) {
-        assert!(matches!(result.unwrap().outcome, Outcome::Unknown { .. }));
+        assert!(matches!(
+            result.unwrap().outcome,
+            Outcome::NoMateWithin { .. }
+        ));
     }
     std::fs::remove_dir_all(ranks_dir.join("rank-1")).unwrap();
     copy_dir(before.path(), &ranks_dir.join("rank-1"));

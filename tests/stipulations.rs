@@ -303,13 +303,12 @@ fn engine(
             Some((line.len() as u32, s.count as u64))
         }
         Outcome::NoMate => None,
-        Outcome::Unknown { lower_bound } => {
-            assert!(
-                lower_bound > max,
-                "{}: stopped at {lower_bound}",
-                root.to_sfen()
-            );
+        Outcome::NoMateWithin { max_plies } => {
+            assert_eq!(max_plies, max, "{}", root.to_sfen());
             None
+        }
+        Outcome::Unknown { lower_bound } => {
+            panic!("{}: stopped at {lower_bound}", root.to_sfen())
         }
     }
 }

@@ -150,7 +150,11 @@ pub enum Outcome {
     Mate(Vec<Move>),
     /// Proven: no helpmate of any length.
     NoMate,
-    /// Stopped or out of time (or past `max_plies`) before an answer was proven.
+    /// Proven: no solution of at most `max_plies` plies (`Limits::max_plies`); longer ones were
+    /// not looked for. A bound proven under a limit is a lower bound like any other: it never
+    /// answers a later search for "no mate at all".
+    NoMateWithin { max_plies: u32 },
+    /// Stopped or out of time before an answer was proven.
     Unknown {
         /// No helpmate is shorter than this.
         lower_bound: u32,
@@ -754,7 +758,11 @@ impl<'s, 'p> Run<'s, 'p> {
                 match reason {
                     bfs::GiveUp::Memory | bfs::GiveUp::Bushy => Ok(None),
                     bfs::GiveUp::Disk(e) => Err(e.into()),
-                    bfs::GiveUp::MaxPlies | bfs::GiveUp::Aborted(_) => {
+                    bfs::GiveUp::MaxPlies => {
+                        let max_plies = self.max_plies;
+                        Ok(Some(self.finish(Outcome::NoMateWithin { max_plies }, None)))
+                    }
+                    bfs::GiveUp::Aborted(_) => {
                         let lower_bound = self.lower_bound;
                         Ok(Some(self.finish(Outcome::Unknown { lower_bound }, None)))
                     }
@@ -780,8 +788,8 @@ impl<'s, 'p> Run<'s, 'p> {
             return Some(self.finish(Outcome::NoMate, None));
         }
         if self.lower_bound > self.max_plies {
-            let lower_bound = self.lower_bound;
-            return Some(self.finish(Outcome::Unknown { lower_bound }, None));
+            let max_plies = self.max_plies;
+            return Some(self.finish(Outcome::NoMateWithin { max_plies }, None));
         }
         None
     }

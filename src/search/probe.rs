@@ -151,6 +151,10 @@ impl Solver {
                 Outcome::Mate(line) => ProbeLine::Mate(line),
                 Outcome::NoMate => ProbeLine::NoMate,
                 Outcome::Unknown { lower_bound } => ProbeLine::Unknown { lower_bound },
+                // (A probe sets no bound; were it to, the bound is what it proved.)
+                Outcome::NoMateWithin { max_plies } => ProbeLine::Unknown {
+                    lower_bound: max_plies + 1,
+                },
             },
             Err(_) => ProbeLine::NoMate,
         }

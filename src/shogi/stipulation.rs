@@ -259,6 +259,42 @@ impl Stipulation {
         Stipulation::parse(text)
     }
 
+    /// Reads the rules with the length composers print after them (`協力自玉詰 9手`,
+    /// `安南ばか詰13手`, `HS# 10`), or without one (see [`Stipulation::parse_rules`]).
+    pub fn parse_stated(text: &str) -> Result<(Stipulation, Option<u32>), StipulationError> {
+        if let Some((stipulation, rest)) = Stipulation::parse_prefix(text) {
+            if !rest.is_empty() {
+                if let Some(plies) = parse_length(rest) {
+                    return Ok((stipulation, Some(plies)));
+                }
+            }
+        }
+        Stipulation::parse_rules(text).map(|s| (s, None))
+    }
+
+    /// Whether a solution can have `plies` plies: the parity of the stipulation's lengths
+    /// (see [`Stipulation::length_parity`]), and at least the shortest.
+    pub fn fits_length(self, plies: u32) -> bool {
+        plies % 2 == self.length_parity() && plies >= self.shortest_length()
+    }
+
+    /// Why a stated length of `plies` cannot be this stipulation's, if it cannot.
+    pub fn length_error(self, plies: u32) -> Option<String> {
+        if self.fits_length(plies) {
+            return None;
+        }
+        let parity = if self.length_parity() == 1 {
+            "an odd"
+        } else {
+            "an even"
+        };
+        Some(format!(
+            "a length of {plies} plies cannot be {} ({}): its solutions have {parity} number of plies",
+            self.japanese(),
+            self.code()
+        ))
+    }
+
     /// Reads a stipulation's whole text (see [`Stipulation::parse_prefix`]); an error names
     /// what was not understood.
     pub fn parse(text: &str) -> Result<Stipulation, StipulationError> {
@@ -365,6 +401,70 @@ pub fn verify_solution(
     } else {
         Err("the final position is not checkmate".to_string())
     }
+}
+
+/// A length as composers write it: `9手`, `１３手` (full-width digits), `十三手` (kanji), or a
+/// bare number; `手` may be left out. None for anything else, zero and lengths past `u32`.
+pub fn parse_length(text: &str) -> Option<u32> {
+    let t = text.trim();
+    let t = t.strip_suffix('手').unwrap_or(t).trim_end();
+    if t.is_empty() {
+        return None;
+    }
+    let digit = |c: char| match c {
+        '0'..='9' => Some(c as u32 - '0' as u32),
+        '０'..='９' => Some(c as u32 - '０' as u32),
+        _ => None,
+    };
+    let plies = if t.chars().all(|c| digit(c).is_some()) {
+        t.chars()
+            .try_fold(0u32, |n, c| n.checked_mul(10)?.checked_add(digit(c)?))
+    } else {
+        kanji_number(t)
+    }?;
+    (plies > 0).then_some(plies)
+}
+
+/// A number in kanji as lengths are written: 十三, 二十七, 百五十一, 三千二百, 一〇一.
+fn kanji_number(text: &str) -> Option<u32> {
+    let value = |c: char| {
+        "〇一二三四五六七八九"
+            .chars()
+            .position(|d| d == c)
+            .map(|v| v as u32)
+    };
+    let unit = |c: char| match c {
+        '十' => Some(10),
+        '百' => Some(100),
+        '千' => Some(1000),
+        '万' => Some(10_000),
+        _ => None,
+    };
+    // Digits written place by place (一〇一) have no units.
+    if text.chars().all(|c| value(c).is_some()) {
+        return text
+            .chars()
+            .try_fold(0u32, |n, c| n.checked_mul(10)?.checked_add(value(c)?));
+    }
+    let (mut total, mut below_man, mut digit) = (0u32, 0u32, None::<u32>);
+    for c in text.chars() {
+        if let Some(v) = value(c) {
+            if digit.is_some() {
+                return None;
+            }
+            digit = Some(v);
+        } else if let Some(u) = unit(c) {
+            if u == 10_000 {
+                total = (below_man + digit.take().unwrap_or(0)).checked_mul(u)?;
+                below_man = 0;
+            } else {
+                below_man += digit.take().unwrap_or(1) * u;
+            }
+        } else {
+            return None;
+        }
+    }
+    total.checked_add(below_man + digit.unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -488,5 +588,40 @@ mod tests {
             conditions: Conditions::NONE,
         };
         assert!(verify_solution(&root, h_first, &[mate]).is_err());
+    }
+
+    #[test]
+    fn reads_lengths_as_composers_write_them() {
+        for (text, plies) in [
+            ("9手", Some(9)),
+            (" 13 ", Some(13)),
+            ("１３手", Some(13)),
+            ("十三手", Some(13)),
+            ("二十七手", Some(27)),
+            ("百五十一手", Some(151)),
+            ("三千二百手", Some(3200)),
+            ("一万九千四百四十七手", Some(19447)),
+            ("一〇一手", Some(101)),
+            ("0手", None),
+            ("手", None),
+            ("九九手九", None),
+            ("99999999999", None),
+            ("abc", None),
+        ] {
+            assert_eq!(parse_length(text), plies, "{text}");
+        }
+        let (s, n) = Stipulation::parse_stated("協力自玉詰 9手").unwrap();
+        assert_eq!((s.goal, n), (Goal::Selfmate, Some(9)));
+        let (s, n) = Stipulation::parse_stated("安南ばか詰13手").unwrap();
+        assert_eq!((s.japanese().as_str(), n), ("安南協力詰", Some(13)));
+        assert_eq!(Stipulation::parse_stated("禁欲").unwrap().1, None);
+        assert!(Stipulation::parse_stated("協力自玉詰 九手目").is_err());
+        assert!(Stipulation::HELPMATE.fits_length(9));
+        assert!(!Stipulation::HELPMATE.fits_length(8));
+        let hs = Stipulation::parse("協力自玉詰").unwrap();
+        assert!(hs.fits_length(10) && !hs.fits_length(9) && !hs.fits_length(0));
+        assert!(hs.length_error(9).unwrap().contains("even"));
+        let first = Stipulation::parse("受先ばか詰").unwrap();
+        assert!(first.fits_length(8) && first.length_error(8).is_none());
     }
 }

@@ -434,6 +434,7 @@ impl Session {
             Ok(OptionChange::PieceMoves(moves)) => self.config.piece_moves = moves,
             Ok(OptionChange::PawnDropMate(rule)) => self.config.pawn_drop_mate = rule,
             Ok(OptionChange::Captures(rule)) => self.config.captures = rule,
+            Ok(OptionChange::MaxPlies(n)) => self.config.max_plies = n,
             Ok(OptionChange::ClearHash) => {
                 let _ = self.jobs.send(Job::Clear);
             }
@@ -461,7 +462,7 @@ impl Session {
                 MateTime::Infinite => None,
                 MateTime::Millis(ms) => Some(Duration::from_millis(ms)),
             },
-            max_plies: None,
+            max_plies: self.config.max_plies(),
             solution_limit: self.config.solution_limit,
             threads: self.config.threads,
             disk: self.config.disk_budget(),
@@ -573,8 +574,11 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
             } => {
                 shared.begin(id, out);
                 out.line(&format!(
-                    "info string stipulation {}",
-                    stipulation_words(limits.stipulation)
+                    "info string stipulation {}{}",
+                    stipulation_words(limits.stipulation),
+                    limits
+                        .max_plies
+                        .map_or(String::new(), |n| format!(" max_plies {n}"))
                 ));
                 let solver = table.get_or_insert_with(|| make_solver(hash_mb));
                 let result = solver.solve(&position, &limits, &shared.stop, &mut |p| {
@@ -778,6 +782,12 @@ fn report_result(out: &Output, r: &SearchResult, stipulation: crate::shogi::Stip
         }
         Outcome::NoMate => {
             out.line(&format!("info string proven: no {what} at any length"));
+            out.line("checkmate nomate");
+        }
+        Outcome::NoMateWithin { max_plies } => {
+            out.line(&format!(
+                "info string proven: no {what} within {max_plies} plies (MaxPlies {max_plies}; longer ones not searched)"
+            ));
             out.line("checkmate nomate");
         }
         Outcome::Unknown { lower_bound } => {

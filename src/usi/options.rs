@@ -1,8 +1,8 @@
 //! The engine's USI options: declaration (`usi`) and validation (`setoption`).
 
 use crate::config::{
-    EngineConfig, MAX_CHECKPOINT_MINUTES, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_SOLUTION_LIMIT,
-    MAX_THREADS,
+    EngineConfig, MAX_CHECKPOINT_MINUTES, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_MAX_PLIES,
+    MAX_SOLUTION_LIMIT, MAX_THREADS,
 };
 use crate::shogi::conditions::{Captures, ConditionsError, PawnDropMate, PieceMoves};
 use crate::shogi::{Goal, Stipulation};
@@ -26,6 +26,8 @@ pub enum OptionChange {
     PieceMoves(PieceMoves),
     PawnDropMate(PawnDropMate),
     Captures(Captures),
+    /// 0: no bound.
+    MaxPlies(usize),
     ClearHash,
     /// A GUI-standard option this engine has no use for (accepted silently).
     Ignored,
@@ -110,6 +112,10 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
         format!(
             "option name Captures type combo default {} var Free var Greedy var Ascetic",
             config.captures.usi_name()
+        ),
+        format!(
+            "option name MaxPlies type spin default {} min 0 max {MAX_MAX_PLIES}",
+            config.max_plies
         ),
         "option name ClearHash type button".to_string(),
     ]
@@ -217,6 +223,7 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
         "piecemoves" => condition("PieceMoves", value).map(OptionChange::PieceMoves),
         "pawndropmate" => condition("PawnDropMate", value).map(OptionChange::PawnDropMate),
         "captures" => condition("Captures", value).map(OptionChange::Captures),
+        "maxplies" => spin("MaxPlies", value, 0, MAX_MAX_PLIES).map(OptionChange::MaxPlies),
         "clearhash" | "clear hash" => Ok(OptionChange::ClearHash),
         _ if lower.starts_with("usi_") => Ok(OptionChange::Ignored),
         _ => Err(OptionError::Unknown(name.chars().take(40).collect())),
@@ -320,6 +327,14 @@ mod tests {
             parse_change("CheckpointMinutes", Some("0")),
             Ok(OptionChange::CheckpointMinutes(0))
         );
+        assert_eq!(
+            parse_change("MaxPlies", Some("9")),
+            Ok(OptionChange::MaxPlies(9))
+        );
+        assert!(matches!(
+            parse_change("MaxPlies", Some("-1")),
+            Err(OptionError::BadSpin { .. })
+        ));
         assert!(matches!(
             parse_change("CheckpointMinutes", Some("1441")),
             Err(OptionError::BadSpin { .. })

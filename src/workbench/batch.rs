@@ -4,8 +4,10 @@
 //!
 //! Lines: an SFEN (or `position ...`), or tab-separated with the name first, the SFEN second and,
 //! optionally, the problem's stipulation third (`HS#`, `協力自玉詰`, `受先ばか詰`, `安南協力詰`,
-//! conditions alone such as `禁欲`; a third column that names none, such as the reference data
-//! files' length, is ignored, as are further columns). Empty lines, `#` comments and a `name<TAB>sfen...` header are skipped.
+//! conditions alone such as `禁欲`), with its stated length after it or in a column of its own
+//! (`協力自玉詰 9手`, `9手`: a length is written with 手, so that a bare number, such as the
+//! reference data files' length, is not one). Columns that name neither are ignored. Empty
+//! lines, `#` comments and a `name<TAB>sfen...` header are skipped.
 
 use super::report::{Report, Status};
 use super::{all_ranks_ready, exit, input, interrupt_flag, prints, solve_position, SolveOptions};
@@ -24,6 +26,28 @@ struct Entry {
     text: String,
     /// The stipulation its third column names, if any.
     stipulation: Option<crate::shogi::Stipulation>,
+    /// The length it states (see the module's comment), if any.
+    length: Option<u32>,
+}
+
+/// The stipulation and the stated length the columns after the SFEN name, if they do.
+fn stated(columns: &[&str]) -> (Option<crate::shogi::Stipulation>, Option<u32>) {
+    use crate::shogi::stipulation::parse_length;
+    use crate::shogi::Stipulation;
+    let (mut stipulation, mut length) = (None, None);
+    for (i, column) in columns.iter().map(|c| c.trim()).enumerate() {
+        if i == 0 {
+            if let Ok((s, plies)) = Stipulation::parse_stated(column) {
+                stipulation = Some(s);
+                length = length.or(plies);
+                continue;
+            }
+        }
+        if column.ends_with('手') && length.is_none() {
+            length = parse_length(column);
+        }
+    }
+    (stipulation, length)
 }
 
 fn entries(text: &str) -> Vec<Entry> {
@@ -40,14 +64,13 @@ fn entries(text: &str) -> Vec<Entry> {
                 if fields[1].trim() == "sfen" {
                     return None; // header
                 }
-                let stipulation = fields
-                    .get(2)
-                    .and_then(|f| crate::shogi::Stipulation::parse_rules(f).ok());
+                let (stipulation, length) = stated(&fields[2..]);
                 return Some(Entry {
                     line: i + 1,
                     name: Some(fields[0].trim().to_string()),
                     text: fields[1].trim().to_string(),
                     stipulation,
+                    length,
                 });
             }
             Some(Entry {
@@ -55,6 +78,7 @@ fn entries(text: &str) -> Vec<Entry> {
                 name: None,
                 text: t.to_string(),
                 stipulation: None,
+                length: None,
             })
         })
         .collect()
@@ -124,7 +148,7 @@ fn solve_entry(
         Ok(position) => solve_position(
             solver,
             entry.name.clone(),
-            (&position, stipulation),
+            (&position, stipulation, options.length_for(entry.length)),
             options,
             stop,
         ),

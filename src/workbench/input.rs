@@ -116,6 +116,34 @@ pub fn named_stipulation(text: &str) -> Result<Option<Stipulation>, InputError> 
     Ok(first.and_then(|l| Stipulation::parse_prefix(l).map(|(s, _)| s)))
 }
 
+/// The length a diagram or KIF file states, if it states one: a KIF header line `手数＝N`, or
+/// the length after the stipulation on a first line in Fairy Mate's style (`協力自玉詰 9手`).
+/// Other formats state none.
+pub fn named_length(text: &str, format: Format) -> Option<u32> {
+    let text = text.trim_start_matches('\u{feff}');
+    let resolved = match format {
+        Format::Auto => detect(text),
+        f => f,
+    };
+    if !matches!(resolved, Format::Bod | Format::Kif) {
+        return None;
+    }
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(value) = line
+            .strip_prefix("手数＝")
+            .or_else(|| line.strip_prefix("手数="))
+        {
+            return crate::shogi::stipulation::parse_length(value);
+        }
+    }
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    match Stipulation::parse_stated(first) {
+        Ok((_, plies)) => plies,
+        Err(_) => None,
+    }
+}
+
 /// Reads one problem and its stipulation: `choose` gets the one its file names (diagrams and
 /// KIF files only; see [`named_stipulation`]) and says which holds; the position is read under
 /// that one's rules.
@@ -223,6 +251,41 @@ mod tests {
         assert!(
             parse_problem_and_stipulation(&annan, Format::Auto, |_| Stipulation::HELPMATE).is_err()
         );
+    }
+
+    #[test]
+    fn a_file_states_its_length() {
+        let bod =
+            crate::shogi::kif::to_bod(&Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b G 1").unwrap());
+        assert_eq!(named_length(&bod, Format::Auto), None);
+        assert_eq!(
+            named_length(&format!("協力自玉詰 8手\n{bod}"), Format::Auto),
+            Some(8)
+        );
+        assert_eq!(
+            named_length(&format!("安南ばか詰 十三手\n{bod}"), Format::Auto),
+            Some(13)
+        );
+        assert_eq!(
+            named_length(&format!("作品形式：協力詰\n手数＝27\n{bod}"), Format::Auto),
+            Some(27)
+        );
+        assert_eq!(
+            named_length(&format!("協力自玉詰\n{bod}"), Format::Auto),
+            None
+        );
+        // An SFEN states none, whatever follows it.
+        assert_eq!(
+            named_length("4k4/9/9/9/9/9/9/9/4K4 b G 1", Format::Auto),
+            None
+        );
+        // The line that states it is still skipped by the diagram's reader.
+        let (pos, _) =
+            parse_problem_and_stipulation(&format!("手数＝8\n{bod}"), Format::Auto, |n| {
+                n.unwrap_or_default()
+            })
+            .unwrap();
+        assert_eq!(pos.to_sfen(), "4k4/9/9/9/9/9/9/9/4K4 b G 1");
     }
 
     #[test]

@@ -59,6 +59,30 @@ pub struct SolveOptions {
     pub stipulation_given: bool,
     /// `--distributed`: this process's rank of the job's (only rank 0 prints the report).
     pub ranks: Option<crate::search::Ranks>,
+    /// How long the solutions looked for may be, unless a problem states its own length (see
+    /// `length_given`): `--max-plies`, `--plies`, or `MaxPlies` from engine.toml.
+    pub length: Option<Length>,
+    /// The length was given on the command line: it stands over what a file states.
+    pub length_given: bool,
+}
+
+/// A bound on the solutions' length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    /// Solutions of at most this many plies (`--max-plies`, `MaxPlies`): "none within N" is an
+    /// answer.
+    AtMost(u32),
+    /// The stated length (`--plies`, a file's `手数＝N` or `N手`): searched within it, and the
+    /// answer judged against it (完全, 余詰, 早詰, 不詰).
+    Stated(u32),
+}
+
+impl Length {
+    pub fn plies(self) -> u32 {
+        match self {
+            Length::AtMost(n) | Length::Stated(n) => n,
+        }
+    }
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -85,11 +109,12 @@ pub fn record_text(report: &Report, position: &Position, format: RecordFormat) -
 }
 
 impl SolveOptions {
-    fn limits(&self, stipulation: Stipulation) -> Limits {
+    fn limits(&self, stipulation: Stipulation, length: Option<Length>) -> Limits {
         Limits {
             stipulation,
             time: self.time_limit,
-            solution_limit: self.solutions,
+            max_plies: length.map(Length::plies),
+            solution_limit: self.solution_limit(length),
             threads: self.threads,
             level_log: self.level_log.clone(),
             disk: self.disk.clone(),
@@ -98,6 +123,23 @@ impl SolveOptions {
             ..Default::default()
         }
     }
+    /// Solutions to count: a stated length needs at least two (is the solution unique?).
+    fn solution_limit(&self, length: Option<Length>) -> usize {
+        match length {
+            Some(Length::Stated(_)) => self.solutions.max(2),
+            _ => self.solutions,
+        }
+    }
+
+    /// The bound for a problem that states `named` plies (a file's, a batch line's), if any:
+    /// the command line's stands over it, which stands over engine.toml's `MaxPlies`.
+    pub fn length_for(&self, named: Option<u32>) -> Option<Length> {
+        match named {
+            Some(n) if !self.length_given => Some(Length::Stated(n)),
+            _ => self.length,
+        }
+    }
+
     /// The stipulation for a problem that names `named` (a file's, a batch line's), if any.
     pub fn stipulation_for(&self, named: Option<Stipulation>) -> Stipulation {
         match named {
@@ -186,20 +228,32 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-/// Solves one position under `stipulation` and builds its report.
+/// Solves one position under `stipulation` (within `length`, if set) and builds its report.
 pub fn solve_position(
     solver: &mut Solver,
     name: Option<String>,
-    (position, stipulation): (&Position, Stipulation),
+    (position, stipulation, length): (&Position, Stipulation, Option<Length>),
     options: &SolveOptions,
     stop: &AtomicBool,
 ) -> Report {
     crate::peak_memory::reset();
-    let limits = options.limits(stipulation);
+    if let Some(e) = match length {
+        Some(Length::Stated(n)) => stipulation.length_error(n),
+        _ => None,
+    } {
+        let mut r = Report::input_error(name, &position.to_sfen(), e);
+        r.stipulation = stipulation;
+        return r;
+    }
+    let limits = options.limits(stipulation, length);
     let mut report = match solver.solve(position, &limits, stop, &mut |_| {}) {
-        Ok(result) => {
-            Report::from_result(name, (position, stipulation), &result, options.solutions)
-        }
+        Ok(result) => Report::from_result(
+            name,
+            (position, stipulation),
+            &result,
+            limits.solution_limit,
+        )
+        .with_length(limits.max_plies, matches!(length, Some(Length::Stated(_)))),
         Err(e) => {
             let mut r = Report::input_error(name, &position.to_sfen(), e.to_string());
             r.stipulation = stipulation;
@@ -259,7 +313,7 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
         options.stipulation_for(named)
     });
     let read = all_ranks_ready(options, chosen.is_ok());
-    let (position, stipulation) = match chosen {
+    let ((position, stipulation), length) = match chosen {
         Ok(_) if !read => {
             eprintln!(
                 "kyozume solve: another rank could not read the problem (under MPI only rank 0 \
@@ -267,10 +321,22 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
             );
             return exit::BAD_INPUT;
         }
-        Ok(p) => p,
+        Ok(p) => (
+            p,
+            options.length_for(input::named_length(text, options.format)),
+        ),
         Err(_) if !prints(options) => return exit::BAD_INPUT,
         Err(e) => return report_input_error(text, &e, options),
     };
+    if let Some(e) = match length {
+        Some(Length::Stated(n)) => stipulation.length_error(n),
+        _ => None,
+    } {
+        if prints(options) {
+            eprintln!("kyozume solve: {e}");
+        }
+        return exit::BAD_INPUT;
+    }
     let solver = solver_for(options, "kyozume solve");
     if !all_ranks_ready(options, solver.is_ok()) {
         if solver.is_ok() && prints(options) {
@@ -296,8 +362,13 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
     };
     let stop = interrupt_flag();
     let report = search::with_search_stack(|| {
-        let mut report =
-            solve_position(&mut solver, None, (&position, stipulation), options, &stop);
+        let mut report = solve_position(
+            &mut solver,
+            None,
+            (&position, stipulation, length),
+            options,
+            &stop,
+        );
         if let Some(target) = &target {
             let problem = (stipulation.attacker(position.side_to_move()), stipulation);
             let probed = solver.probe(target, problem, PROBE_TIME, &stop);

@@ -17,6 +17,42 @@ pub enum Status {
     Error,
 }
 
+/// A problem's answer against its stated length (`--plies`, a file's `手数＝N` or `N手`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// 完全: exactly one solution of the stated length, none shorter.
+    Sound,
+    /// 余詰: more than one solution of the stated length (move orders included), none shorter.
+    Cooked,
+    /// 早詰: a solution shorter than the stated length (the one given).
+    Short,
+    /// 不詰: no solution within the stated length.
+    NoMate,
+}
+
+impl Verdict {
+    /// The composers' word for it.
+    pub fn japanese(self) -> &'static str {
+        match self {
+            Verdict::Sound => "完全",
+            Verdict::Cooked => "余詰",
+            Verdict::Short => "早詰",
+            Verdict::NoMate => "不詰",
+        }
+    }
+
+    /// The JSON word for it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Verdict::Sound => "sound",
+            Verdict::Cooked => "cooked",
+            Verdict::Short => "short",
+            Verdict::NoMate => "nomate",
+        }
+    }
+}
+
 /// One problem's result, as printed in `--json` mode (one object a line).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -28,6 +64,13 @@ pub struct Report {
     #[serde(serialize_with = "stipulation_code")]
     pub stipulation: Stipulation,
     pub status: Status,
+    /// The bound searched within (`--max-plies`, `--plies`, `MaxPlies`, a file's length); a
+    /// `nomate` under it means none within that many plies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_plies: Option<u32>,
+    /// The answer against the stated length, when one was stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     pub plies: Option<usize>,
     /// Distinct shortest lines counted, at most the limit asked for (1 when not counted).
     pub solutions: usize,
@@ -72,6 +115,8 @@ impl Report {
             sfen,
             stipulation: Stipulation::HELPMATE,
             status,
+            max_plies: None,
+            verdict: None,
             plies: None,
             solutions: 0,
             unique: None,
@@ -122,9 +167,43 @@ impl Report {
                 ));
             }
             Outcome::NoMate => report.status = Status::NoMate,
+            Outcome::NoMateWithin { max_plies } => {
+                report.status = Status::NoMate;
+                report.max_plies = Some(*max_plies);
+            }
             Outcome::Unknown { lower_bound } => report.lower_bound = Some(*lower_bound),
         }
         report
+    }
+
+    /// Sets the bound searched within and, for a stated length, the verdict against it.
+    pub fn with_length(mut self, max_plies: Option<u32>, stated: bool) -> Report {
+        if self.status == Status::Error {
+            return self;
+        }
+        self.max_plies = max_plies;
+        self.verdict = match (max_plies, stated) {
+            (Some(n), true) => self.verdict_at(n),
+            _ => None,
+        };
+        self
+    }
+
+    /// The verdict against a stated length of `n` plies (None while it is not known: not
+    /// solved, or the count cut short).
+    fn verdict_at(&self, n: u32) -> Option<Verdict> {
+        match self.status {
+            Status::NoMate => Some(Verdict::NoMate),
+            Status::Mate => match self.plies.map(|p| p as u32) {
+                Some(p) if p < n => Some(Verdict::Short),
+                _ => match self.unique {
+                    Some(true) => Some(Verdict::Sound),
+                    Some(false) => Some(Verdict::Cooked),
+                    None => None,
+                },
+            },
+            Status::Unsolved | Status::Error => None,
+        }
     }
 
     pub fn input_error(name: Option<String>, input: &str, error: String) -> Report {
@@ -150,14 +229,20 @@ impl Report {
         let name = self.name.as_deref().unwrap_or("-");
         match self.status {
             Status::Mate => format!(
-                "{name}\tmate\t{}\t{}\t{}\t{:.3}s",
+                "{name}\tmate\t{}\t{}{}\t{}\t{:.3}s",
                 self.plies.unwrap_or(0),
                 self.solution_words(),
+                self.verdict
+                    .map_or(String::new(), |v| format!(" ({})", v.code())),
                 self.moves.join(" "),
                 self.time_ms as f64 / 1000.0
             ),
             Status::NoMate => format!(
-                "{name}\tnomate\t-\tno helpmate\t-\t{:.3}s",
+                "{name}\tnomate\t-\t{}\t-\t{:.3}s",
+                match self.max_plies {
+                    Some(n) => format!("none within {n} plies"),
+                    None => "no helpmate".to_string(),
+                },
                 self.time_ms as f64 / 1000.0
             ),
             Status::Unsolved => format!(
@@ -197,6 +282,27 @@ impl Report {
         }
     }
 
+    /// The verdict against the stated length, as a line (empty when none was stated).
+    fn verdict_words(&self) -> String {
+        let (Some(verdict), Some(n)) = (self.verdict, self.max_plies) else {
+            return String::new();
+        };
+        let why = match verdict {
+            Verdict::Sound => format!("the only solution of {n} plies, none shorter"),
+            Verdict::Cooked => format!("{} of {n} plies", self.solution_words()),
+            Verdict::Short => format!(
+                "a solution of {} plies, shorter than the stated {n}",
+                self.plies.unwrap_or(0)
+            ),
+            Verdict::NoMate => format!("no solution within {n} plies"),
+        };
+        format!(
+            "Stated length {n} plies: {} ({}): {why}.\n",
+            verdict.japanese(),
+            verdict.code()
+        )
+    }
+
     /// The full report for people.
     pub fn human(&self) -> String {
         let mut s = String::new();
@@ -215,10 +321,19 @@ impl Report {
                 ));
                 return s;
             }
-            Status::NoMate => s.push_str(&format!(
-                "No {} at any length (proven).\n",
-                self.solution_noun()
-            )),
+            Status::NoMate => match self.max_plies {
+                Some(n) => {
+                    s.push_str(&format!(
+                        "No {} within {n} plies (proven; longer ones were not searched).\n",
+                        self.solution_noun()
+                    ));
+                    s.push_str(&self.verdict_words());
+                }
+                None => s.push_str(&format!(
+                    "No {} at any length (proven).\n",
+                    self.solution_noun()
+                )),
+            },
             Status::Unsolved => s.push_str(&format!(
                 "Not solved within the limit: no {} is shorter than {} plies.\n",
                 self.solution_noun(),
@@ -235,9 +350,11 @@ impl Report {
                     _ => self.solution_words(),
                 };
                 s.push_str(&format!(
-                    "Shortest {}: {plies} plies, {verdict}.\n\n",
+                    "Shortest {}: {plies} plies, {verdict}.\n",
                     self.solution_noun()
                 ));
+                s.push_str(&self.verdict_words());
+                s.push('\n');
                 s.push_str(&format!(
                     "Solution:\n  {}\n",
                     self.japanese.as_deref().unwrap_or("")
