@@ -41,8 +41,9 @@ fn published(plies: u32, solutions: &str) -> (String, String) {
     (p.name, p.sfen)
 }
 
-/// Problems Fairy Mate proved to have no solution within a bound: (rules, SFEN, bound).
-fn fairy_mate_none_within() -> Vec<(String, String, u32)> {
+/// The rows of tests/data/fairy_mate_bounded.tsv: rules, name, SFEN, bound, Fairy Mate's
+/// answer, its shortest length, source.
+fn fairy_mate_rows() -> Vec<Vec<String>> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/fairy_mate_bounded.tsv"
@@ -51,10 +52,16 @@ fn fairy_mate_none_within() -> Vec<(String, String, u32)> {
         .expect("fairy_mate_bounded.tsv")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("rules\t") && !l.trim().is_empty())
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f[4] == "nomate").then(|| (f[0].to_string(), f[2].to_string(), f[3].parse().unwrap()))
-        })
+        .map(|l| l.split('\t').map(String::from).collect())
+        .collect()
+}
+
+/// Problems Fairy Mate proved to have no solution within a bound: (rules, SFEN, bound).
+fn fairy_mate_none_within() -> Vec<(String, String, u32)> {
+    fairy_mate_rows()
+        .into_iter()
+        .filter(|f| f[4] == "nomate")
+        .map(|f| (f[0].clone(), f[2].clone(), f[3].parse().unwrap()))
         .collect()
 }
 
@@ -99,25 +106,12 @@ fn max_plies_proves_none_within_the_bound() {
 /// Problems with Fairy Mate's verdict against a stated length: (rules, SFEN, length, verdict,
 /// Fairy Mate's shortest length).
 fn fairy_mate_verdicts() -> Vec<(String, String, u32, String, u32)> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/fairy_mate_bounded.tsv"
-    );
-    std::fs::read_to_string(path)
-        .expect("fairy_mate_bounded.tsv")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.starts_with("rules\t") && !l.trim().is_empty())
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f[4] != "nomate").then(|| {
-                (
-                    f[0].to_string(),
-                    f[2].to_string(),
-                    f[3].parse().unwrap(),
-                    f[4].to_string(),
-                    f[5].parse().unwrap(),
-                )
-            })
+    fairy_mate_rows()
+        .into_iter()
+        .filter(|f| f[4] != "nomate")
+        .map(|f| {
+            let (length, plies) = (f[3].parse().unwrap(), f[5].parse().unwrap());
+            (f[0].clone(), f[2].clone(), length, f[4].clone(), plies)
         })
         .collect()
 }
