@@ -83,6 +83,15 @@ impl Length {
             Length::AtMost(n) | Length::Stated(n) => n,
         }
     }
+
+    /// Why `length` cannot be `stipulation`'s stated length, if it is one and cannot (its
+    /// parity; a bound alone may have either).
+    fn error(length: Option<Length>, stipulation: Stipulation) -> Option<String> {
+        match length {
+            Some(Length::Stated(n)) => stipulation.length_error(n),
+            _ => None,
+        }
+    }
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -123,6 +132,7 @@ impl SolveOptions {
             ..Default::default()
         }
     }
+
     /// Solutions to count: a stated length needs at least two (is the solution unique?).
     fn solution_limit(&self, length: Option<Length>) -> usize {
         match length {
@@ -237,10 +247,7 @@ pub fn solve_position(
     stop: &AtomicBool,
 ) -> Report {
     crate::peak_memory::reset();
-    if let Some(e) = match length {
-        Some(Length::Stated(n)) => stipulation.length_error(n),
-        _ => None,
-    } {
+    if let Some(e) = Length::error(length, stipulation) {
         let mut r = Report::input_error(name, &position.to_sfen(), e);
         r.stipulation = stipulation;
         return r;
@@ -328,10 +335,7 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
         Err(_) if !prints(options) => return exit::BAD_INPUT,
         Err(e) => return report_input_error(text, &e, options),
     };
-    if let Some(e) = match length {
-        Some(Length::Stated(n)) => stipulation.length_error(n),
-        _ => None,
-    } {
+    if let Some(e) = Length::error(length, stipulation) {
         if prints(options) {
             eprintln!("kyozume solve: {e}");
         }

@@ -405,3 +405,24 @@ impl Report {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON's verdict is the word the reports print.
+    #[test]
+    fn a_verdict_is_one_word_in_json_and_text() {
+        for v in [
+            Verdict::Sound,
+            Verdict::Cooked,
+            Verdict::Short,
+            Verdict::NoMate,
+        ] {
+            assert_eq!(
+                serde_json::to_string(&v).unwrap(),
+                format!("\"{}\"", v.code())
+            );
+        }
+    }
+}
