@@ -289,7 +289,7 @@ fn batch_with_good_bad_and_nomate_lines() {
     assert!(rows[4].starts_with("-\tmate\t27\tunique"), "{}", rows[4]);
     assert!(
         rows[5].starts_with(
-            "summary: 5 problems: solved 3 (unique 1, cooked 2), no helpmate 1, unsolved 0, errors 1"
+            "summary: 5 problems: solved 3 (unique 1, cooked 2), no helpmate 1, none within the bound 0, unsolved 0, errors 1"
         ),
         "{}",
         rows[5]

@@ -282,6 +282,13 @@ fn a_file_states_its_length_and_the_command_line_stands_over_it() {
     assert_eq!(by_name("c")["plies"], 13);
     assert_eq!(by_name("d")["verdict"], "nomate");
     assert_eq!(by_name("e")["status"], "error");
+    // The summary keeps "none within a bound" apart from "no helpmate at all".
+    let summary = out
+        .lines()
+        .find_map(|l| json(l).get("summary").cloned())
+        .unwrap_or_else(|| panic!("no summary: {out}"));
+    assert_eq!(summary["none_within_bound"], 1, "{summary}");
+    assert_eq!(summary["no_helpmate"], 0, "{summary}");
     // The command line's length stands over every line's.
     let (_, out, _) = run(&["solve", "--json", "--plies", "13", "--batch", &batch]);
     assert!(

@@ -91,6 +91,8 @@ struct Summary {
     unique: usize,
     cooked: usize,
     no_helpmate: usize,
+    /// No solution within the problem's bound (longer ones not searched): not "no helpmate".
+    none_within_bound: usize,
     unsolved: usize,
     errors: usize,
     interrupted: bool,
@@ -109,6 +111,7 @@ impl Summary {
                     None => {}
                 }
             }
+            Status::NoMate if r.max_plies.is_some() => self.none_within_bound += 1,
             Status::NoMate => self.no_helpmate += 1,
             Status::Unsolved => self.unsolved += 1,
             Status::Error => self.errors += 1,
@@ -117,12 +120,13 @@ impl Summary {
 
     fn text(&self) -> String {
         format!(
-            "summary: {} problems: solved {} (unique {}, cooked {}), no helpmate {}, unsolved {}, errors {}{}, time {:.3} s",
+            "summary: {} problems: solved {} (unique {}, cooked {}), no helpmate {}, none within the bound {}, unsolved {}, errors {}{}, time {:.3} s",
             self.problems,
             self.solved,
             self.unique,
             self.cooked,
             self.no_helpmate,
+            self.none_within_bound,
             self.unsolved,
             self.errors,
             if self.interrupted { ", interrupted" } else { "" },
