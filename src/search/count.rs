@@ -17,7 +17,7 @@
 //! they are the lines one thread meets first, so the lines and the count are the same whatever
 //! the threads.
 
-use super::helpmate::{Abort, Interrupt, POLL_INTERVAL};
+use super::interrupt::{Abort, Interrupt, POLL_INTERVAL};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
 use crate::shogi::movegen::MoveList;

@@ -5,6 +5,7 @@
 mod bfs;
 mod count;
 mod helpmate;
+mod interrupt;
 mod machine;
 mod memory;
 pub use memory::tune_allocator;
@@ -21,7 +22,8 @@ pub use bfs::{
 };
 #[cfg(feature = "mpi")]
 pub use bfs::{start_mpi, MpiRank, MpiThread};
-use helpmate::{Abort, Buffers, Interrupt, Iteration};
+use helpmate::{Buffers, Iteration};
+use interrupt::{Abort, Interrupt};
 use machine::cores;
 use path::PathSet;
 use smp::{Helper, SharedIteration};

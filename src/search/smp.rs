@@ -2,7 +2,8 @@
 //! search over the shared transposition table, publishing only facts (see `docs/design.md`,
 //! "Parallel deepening", for what is stored where and why that is sound).
 
-use super::helpmate::{Abort, Buffers, Interrupt, Iteration};
+use super::helpmate::{Buffers, Iteration};
+use super::interrupt::{Abort, Interrupt};
 use super::path::PathSet;
 use super::tt::TranspositionTable;
 use crate::shogi::{Goal, Move, Position, RuleSet};

@@ -1,7 +1,7 @@
 //! What a breadth-first level is: its positions (packed, each with its checks), how each was
 //! reached (a link to its parent), the edges into the next level, and what expanding it came to.
 
-use crate::search::helpmate::{Abort, Interrupt};
+use crate::search::interrupt::{Abort, Interrupt};
 use crate::shogi::movegen::MoveList;
 use crate::shogi::RuleSet;
 use crate::shogi::{Move, PackedPosition, Position};

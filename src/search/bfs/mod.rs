@@ -48,7 +48,7 @@ pub(crate) use distributed::RANGES_FROM;
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
 
-use super::helpmate::{Abort, Interrupt};
+use super::interrupt::{Abort, Interrupt};
 use crate::shogi::RuleSet;
 use crate::shogi::{Move, Position};
 use expand::{DeadCache, Pipeline};

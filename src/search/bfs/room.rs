@@ -4,7 +4,7 @@
 use super::disk::{DiskBudget, DiskError};
 use super::graph::{LevelGraph, DISK_STEP_BYTES};
 use super::keyset::KeySet;
-use crate::search::helpmate::{Abort, Interrupt};
+use crate::search::interrupt::{Abort, Interrupt};
 use std::time::Instant;
 
 /// Where more room came from once the budget was spent.

@@ -4,7 +4,7 @@ use super::expand::{self, DeadCache, Looking, Pipeline};
 use super::keyset::{self, KeySet};
 use super::level::{Level, LevelEdges, LevelOutcome, LevelPositions, Link, Mate};
 use super::room::LastResorts;
-use crate::search::helpmate::{Interrupt, POLL_INTERVAL};
+use crate::search::interrupt::{Interrupt, POLL_INTERVAL};
 use std::time::Instant;
 
 /// The most positions a one-thread level makes room for before it starts (see

@@ -43,7 +43,7 @@ use super::graph::{LevelGraph, DISK_STEP_BYTES};
 use super::keyset::{KeyMap, KeySet};
 use super::level::{LevelEdges, LevelPositions};
 use super::{settle_memory, BfsLimits, BfsOutcome, GiveUp};
-use crate::search::helpmate::Abort;
+use crate::search::interrupt::Abort;
 use crate::shogi::{Move, Position};
 pub(crate) use numbering::RANGES_FROM;
 use numbering::{number_by_gathering, number_by_ranges};

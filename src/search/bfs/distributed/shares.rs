@@ -8,7 +8,7 @@ use crate::search::bfs::expand::{self, DeadCache, Looking, NewChild, Pipeline};
 use crate::search::bfs::keyset::KeySet;
 use crate::search::bfs::level::{Link, Mate, Parent};
 use crate::search::bfs::BfsLimits;
-use crate::search::helpmate::POLL_INTERVAL;
+use crate::search::interrupt::POLL_INTERVAL;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};

@@ -7,7 +7,7 @@ use crate::search::bfs::keyset::{self};
 use crate::search::bfs::level::{
     prefetch_tail, LevelPositions, Link, Mate, LINK_BYTES, TAIL_AHEAD,
 };
-use crate::search::helpmate::Abort;
+use crate::search::interrupt::Abort;
 use crate::search::memory::ZeroedTable;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

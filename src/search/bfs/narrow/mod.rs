@@ -43,7 +43,7 @@ use super::expand::DeadCache;
 use super::graph::LevelGraph;
 use super::keyset::KeySet;
 use super::level::{LevelOutcome, LevelPositions, Line};
-use crate::search::helpmate::Interrupt;
+use crate::search::interrupt::Interrupt;
 use crate::shogi::RuleSet;
 use cells::{PhasedCell, Placed, Shards, GO_ON};
 use claims::{claim_mask, Claims, CLAIM_SLOTS};

@@ -11,7 +11,7 @@ use crate::search::bfs::expand::{DeadCache, Looking};
 use crate::search::bfs::keyset::{self, shards_of, FrozenLookUp, KeySet};
 use crate::search::bfs::level::{Line, Link, Parent};
 use crate::search::bfs::parallel::cut_into_batches;
-use crate::search::helpmate::{Interrupt, POLL_INTERVAL};
+use crate::search::interrupt::{Interrupt, POLL_INTERVAL};
 use crate::shogi::RuleSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;

@@ -3,7 +3,7 @@
 mod same_levels {
     use crate::search::bfs::narrow::NARROW_CLAIMS_PERCENT;
     use crate::search::bfs::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget};
-    use crate::search::helpmate::Interrupt;
+    use crate::search::interrupt::Interrupt;
     use crate::shogi::{Position, RuleSet};
     use std::sync::atomic::AtomicBool;
 
@@ -168,7 +168,7 @@ mod same_levels {
 mod stops {
     use crate::search::bfs::narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
     use crate::search::bfs::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget, GiveUp};
-    use crate::search::helpmate::{Abort, Interrupt};
+    use crate::search::interrupt::{Abort, Interrupt};
     use crate::shogi::{Position, RuleSet};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};

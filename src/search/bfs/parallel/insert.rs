@@ -6,7 +6,7 @@ use super::super::level::Level;
 use super::super::room::{LastResort, LastResorts};
 use super::batches::Batches;
 use super::slice::{room_in, Expanded, Inserted, NewPosition, MERGED_BYTES, MERGED_EXTRA_BYTES};
-use crate::search::helpmate::POLL_INTERVAL;
+use crate::search::interrupt::POLL_INTERVAL;
 use crate::shogi::Move;
 
 /// How many candidates ahead an owner starts loading key-set slots.

@@ -374,7 +374,7 @@ mod tests {
     use crate::search::bfs::expand::Pipeline;
     use crate::search::bfs::expand_level as expand_on_one_thread;
     use crate::search::bfs::level::{LevelPositions, Link};
-    use crate::search::helpmate::Interrupt;
+    use crate::search::interrupt::Interrupt;
     use crate::shogi::{Move, PackedPosition, Position, RuleSet};
 
     /// What a level came to, comparable.

@@ -7,7 +7,7 @@ use super::super::level::{prefetch_tail, Level, Link};
 use super::batches::Batches;
 use super::repeats::Repeats;
 use super::slice::{Candidate, Expanded, Inserted, ORDER_SHIFT};
-use crate::search::helpmate::POLL_INTERVAL;
+use crate::search::interrupt::POLL_INTERVAL;
 use crate::shogi::{Move, PackedPosition};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;

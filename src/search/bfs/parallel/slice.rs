@@ -5,7 +5,7 @@ use super::super::expand::Pipeline;
 use super::super::level::{Link, Mate};
 use super::super::level_filter::LevelFilter;
 use super::super::level_index::LevelIndex;
-use crate::search::helpmate::Abort;
+use crate::search::interrupt::Abort;
 use crate::shogi::{Move, PackedPosition};
 
 /// An evasion leading to a position not seen on earlier levels.
