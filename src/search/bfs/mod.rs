@@ -17,23 +17,10 @@
 //! paths reaching it (capped), the mate level is scanned to the end, and lines are read back
 //! from the mating edges towards the root.
 
-mod census;
-mod checkpoint;
-mod crew;
-mod disk;
-pub(crate) mod distributed;
 mod expand;
-mod forgetting;
-mod frozen;
-mod graph;
-mod keyset;
-mod level;
-mod level_filter;
-mod level_index;
-mod narrow;
-mod parallel;
+mod keys;
+mod levels;
 mod room;
-mod serial;
 
 pub use census::{bucket_floor, GAP_BUCKETS};
 pub(crate) use checkpoint::Plan as CheckpointPlan;
@@ -42,18 +29,22 @@ pub use disk::{DiskBudget, DiskError};
 #[cfg(feature = "mpi")]
 pub use distributed::mpi::{start as start_mpi, MpiRank, MpiThread};
 pub use distributed::transport::{LocalRank, Transport};
-pub use forgetting::Forgetting;
+use expand::{children as expand_children, crew, narrow, parallel, serial};
+use keys::census;
+pub use keys::forgetting::Forgetting;
+use levels::{checkpoint, disk, graph, level};
 
 pub(crate) use distributed::RANGES_FROM;
+pub(crate) use expand::distributed;
 pub(crate) use narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
 pub(crate) use parallel::SLICE_POSITIONS;
 
 use super::interrupt::{Abort, Interrupt};
 use crate::shogi::RuleSet;
 use crate::shogi::{Move, Position};
-use expand::{DeadCache, Pipeline};
+use expand_children::{DeadCache, Pipeline};
 use graph::LevelGraph;
-use keyset::KeySet;
+use keys::KeySet;
 use level::{Level, LevelEdges, LevelOutcome, LevelPositions};
 use room::{make_room, more_room, NoRoom, Places, Room};
 use serial::expand_level;

@@ -1,9 +1,9 @@
 //! Where more room comes from once a pass has spent its budget: the caller's memory (the
 //! table's), then links moved to disk, then the keys frozen, then the key set filled further.
 
-use super::disk::{DiskBudget, DiskError};
-use super::graph::{LevelGraph, DISK_STEP_BYTES};
-use super::keyset::KeySet;
+use crate::search::bfs::keys::KeySet;
+use crate::search::bfs::levels::disk::{DiskBudget, DiskError};
+use crate::search::bfs::levels::graph::{LevelGraph, DISK_STEP_BYTES};
 use crate::search::interrupt::{Abort, Interrupt};
 use std::time::Instant;
 
@@ -150,7 +150,7 @@ impl LastResorts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::bfs::level::{LevelEdges, Link};
+    use crate::search::bfs::levels::level::{LevelEdges, Link};
     use std::sync::atomic::AtomicBool;
 
     /// A pass's stores as memory runs short: 200,000 keys in their tables (none frozen) and a

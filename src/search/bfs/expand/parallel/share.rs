@@ -1,0 +1,265 @@
+//! Phase 1 of a threaded level: one thread's share of a slice's expansion, its candidates
+//! sorted into their owners' buckets.
+
+use super::batches::Batches;
+use super::repeats::Repeats;
+use super::slice::{Candidate, Expanded, Inserted, ORDER_SHIFT};
+use crate::search::bfs::expand::children::{ChildSink, DeadCache, Looking, NewChild};
+use crate::search::bfs::keys::{self, KeySet};
+use crate::search::bfs::levels::level::{prefetch_tail, Level, Link};
+use crate::search::interrupt::POLL_INTERVAL;
+use crate::shogi::{Move, PackedPosition};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// What the shares of phase 1 read (and the one flag they set).
+pub(super) struct Read<'a> {
+    pub(super) seen: &'a KeySet,
+    pub(super) dead: &'a DeadCache,
+    pub(super) repeats: &'a Repeats,
+    pub(super) stamp: u64,
+    /// Set once a share finds a mate (see `expand_level`).
+    pub(super) mate_found: &'a AtomicBool,
+    /// What the owners have inserted of this level so far (earlier slices).
+    pub(super) inserted: &'a [Inserted],
+}
+
+/// Phase 1 for one thread's share of a slice: batch after batch, until none is left (or,
+/// looking for the first mate only, one is found).
+pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &mut Expanded) {
+    let Read {
+        seen,
+        dead,
+        repeats,
+        stamp,
+        mate_found,
+        inserted,
+    } = *read;
+    let owners = inserted.len();
+    out.clear(owners);
+    let positions = batches.positions().div_ceil(owners);
+    // About two new children a position on the long problems: room for them up front, so that
+    // the buckets are not copied as they grow.
+    for bucket in &mut out.buckets {
+        bucket.reserve(2 * positions / owners + 16);
+    }
+    out.checks.reserve(3 * positions);
+    let mut sink = Buckets {
+        seen,
+        repeats,
+        stamp,
+        inserted,
+        counting: level.counting(),
+        owners,
+        parent: u32::MAX,
+        number: 0,
+        buckets: std::mem::take(&mut out.buckets),
+        checks: std::mem::take(&mut out.checks),
+    };
+    let Expanded {
+        mates,
+        batches: taken,
+        nodes,
+        abort,
+        pipeline,
+        ..
+    } = out;
+    'share: {
+        pipeline.reset();
+        let mut next_poll = POLL_INTERVAL;
+        // Looking for the first mate only, a thread that found one (or sees one found) takes
+        // no further batch: the batches before have all been taken, and whoever took them
+        // finishes them.
+        while level.counting() || !mate_found.load(Ordering::Relaxed) {
+            let Some((batch, range)) = batches.take() else {
+                break;
+            };
+            taken.push(batch as u32);
+            level.positions.prefetch(range.clone());
+            for index in range {
+                let elsewhere = mate_found.load(Ordering::Relaxed);
+                *nodes += pipeline.current().generate(
+                    level.parent(index),
+                    (seen, dead, &sink),
+                    mates,
+                    Looking {
+                        selfmate: level.selfmate,
+                        rules: level.rules,
+                        first_mate_only: !level.counting(),
+                        mate_elsewhere: elsewhere,
+                    },
+                );
+                if !mates.is_empty() {
+                    mate_found.store(true, Ordering::Relaxed);
+                    if !level.counting() {
+                        // Nothing after the first mate of this share can matter.
+                        break 'share;
+                    }
+                } else if !elsewhere {
+                    let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
+                }
+                pipeline.advance();
+                if *nodes >= next_poll {
+                    next_poll = *nodes + POLL_INTERVAL;
+                    if let Some(a) = level.interrupt.check(Instant::now()) {
+                        *abort = Some(a);
+                        break 'share;
+                    }
+                }
+            }
+        }
+        if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
+            let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
+        }
+    }
+    out.buckets = sink.buckets;
+    out.checks = sink.checks;
+}
+
+/// Phase 1's sink: candidates sorted into their owners' buckets, numbered in order.
+struct Buckets<'a> {
+    seen: &'a KeySet,
+    /// Candidates the threads have made on this level (see `Repeats`).
+    repeats: &'a Repeats,
+    /// The level's stamp in `repeats`.
+    stamp: u64,
+    /// What the owners have inserted of this level so far (earlier slices).
+    inserted: &'a [Inserted],
+    counting: bool,
+    owners: usize,
+    /// The parent whose children are coming in, and how many of them have been numbered.
+    parent: u32,
+    number: u64,
+    buckets: Vec<Vec<Candidate>>,
+    checks: Vec<Move>,
+}
+
+impl ChildSink for Buckets<'_> {
+    type Stop = std::convert::Infallible;
+
+    /// The repeats slot: the table is larger than a core's own cache, and looked up cold it
+    /// took three quarters of `resolve`'s samples at two threads (forest-06-10_97 and 森茂
+    /// 1461 at two threads: 7% less time with the slot loaded ahead). Loaded for writing, as
+    /// the other thread may hold its line (the shared table's cost, paid here ahead).
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        self.repeats.prefetch(key);
+    }
+
+    #[inline]
+    fn prefetch_frozen(&self, key: u128) {
+        self.seen.prefetch_frozen(key);
+    }
+
+    #[inline]
+    fn frozen_apart(&self) -> bool {
+        self.seen.any_frozen()
+    }
+
+    #[inline]
+    fn prefetch_frozen_start(&self, key: u128) {
+        self.seen.prefetch_frozen_start(key);
+    }
+
+    #[inline]
+    fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool {
+        if self.seen.first_look(key, frozen_apart) {
+            self.known(key, link, paths);
+            return true;
+        }
+        self.is_repeat(key, link, paths)
+    }
+
+    #[inline]
+    fn is_known_after_all(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        if self.seen.in_frozen(key) {
+            self.known(key, link, paths);
+            return true;
+        }
+        // A copy of a child of the same position handed over since `is_known` looked.
+        self.is_repeat(key, link, paths)
+    }
+
+    #[inline]
+    fn add(&mut self, child: NewChild) -> Result<(), Self::Stop> {
+        let order = self.order(child.link.parent);
+        self.repeats.note(child.key, self.stamp, order);
+        self.push(
+            order,
+            child.key,
+            child.link,
+            child.paths,
+            child.packed,
+            child.checks,
+        );
+        Ok(())
+    }
+}
+
+impl Buckets<'_> {
+    /// A key already in the set is never a new position; counting, it may still be another way
+    /// into one found earlier on this level (in an earlier slice), as its owner's index of
+    /// this level's keys tells (read here between insertions). Such a key has a check (the set
+    /// keeps no other), so it need not be played: its candidate carries no position.
+    #[inline]
+    fn known(&mut self, key: u128, link: Link, paths: u32) {
+        let owner = &self.inserted[keys::owner_of_key(key, self.owners)];
+        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.get(key).is_some() {
+            let order = self.order(link.parent);
+            self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
+        }
+    }
+
+    /// Whether a key not in the set is a copy of a candidate made before on this level (then,
+    /// counting, it is another way in).
+    #[inline]
+    fn is_repeat(&mut self, key: u128, link: Link, paths: u32) -> bool {
+        let order = self.order(link.parent);
+        if !self.repeats.met_before(key, self.stamp, order) {
+            return false;
+        }
+        if self.counting {
+            self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
+        }
+        true
+    }
+
+    /// The number the next child of `parent` gets.
+    #[inline]
+    fn order(&mut self, parent: u32) -> u64 {
+        if parent != self.parent {
+            self.parent = parent;
+            self.number = 0;
+        }
+        (u64::from(parent) << ORDER_SHIFT) | self.number
+    }
+
+    /// Files a candidate in its owner's bucket, numbered `order` (from `order`: the next
+    /// number of its parent).
+    #[inline]
+    fn push(
+        &mut self,
+        order: u64,
+        key: u128,
+        link: Link,
+        paths: u32,
+        packed: PackedPosition,
+        checks: &[Move],
+    ) {
+        let bucket = &mut self.buckets[keys::owner_of_key(key, self.owners)];
+        // The buckets' lines were last read by their owners, on other threads: owning them
+        // again takes a round trip between CPUs, started here a few candidates ahead.
+        prefetch_tail(bucket, 4 * std::mem::size_of::<Candidate>());
+        prefetch_tail(&self.checks, 64 * std::mem::size_of::<Move>());
+        bucket.push(Candidate {
+            order,
+            key,
+            link,
+            paths,
+            packed,
+            checks: (self.checks.len() as u32, checks.len() as u32),
+        });
+        self.checks.extend_from_slice(checks);
+        self.number += 1;
+    }
+}

@@ -1,0 +1,23 @@
+//! The key store: which positions the pass has met. A key is checked and kept for every child
+//! the pass makes, so this is where its memory and most of its time go.
+//!
+//! - `set.rs`: the set of keys seen, in shards of open-addressed slots, growing within the
+//!   pass's budget; threads each own some shards.
+//! - `frozen.rs`: the keys packed into sorted buckets once memory runs short (about 8 bytes a
+//!   key instead of 17).
+//! - `forgetting.rs`: which levels' keys are let go of once old, and when.
+//! - `level_index.rs`, `level_filter.rs`: a level's new keys, indexed and filtered, so the
+//!   threads that expand a level find each other's children.
+//! - `census.rs`: how long after its first visit a position is met again (the level log's gaps).
+
+pub(super) mod census;
+pub(super) mod forgetting;
+pub(super) mod frozen;
+pub(super) mod level_filter;
+pub(super) mod level_index;
+mod set;
+
+pub(crate) use set::{
+    owner_of, owner_of_key, place_among_owned, shard_of, shards_of, FrozenLookUp, Grown, KeyMap,
+    KeySet, Shard,
+};

@@ -1,0 +1,1636 @@
+//! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
+//! 17 bytes a key, or about 8 once frozen (see `frozen.rs`) when memory runs short; then
+//! keys of the levels not kept for good are let go of once old (see `forgetting.rs`).
+
+use super::census::Census;
+use super::forgetting::{
+    Clock, Forgetting, FreezeAt, Span, Tag, Term, KEPT_FOR_GOOD_EVERY, KEPT_SHORT_AT_LEAST,
+};
+use super::frozen::{merged, FrozenKeys, VALUE_BITS};
+use crate::search::memory::ZeroedTable;
+use bytemuck::{Pod, Zeroable};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
+/// key's top 6 bits, each storing the key's low 64 bits in one word and 10 more bits beside it
+/// (80 bits in all), and growing by half on its own when 70% full (by less near the budget,
+/// see `FULL_PERCENT`), so memory stays near 10 / 0.58 bytes a key and growing never needs twice
+/// the whole set. Keys equal in those 80 bits count as one: for the 1.45 * 10^9 keys of the
+/// 6,935-ply problem the chance of any such pair is about 10^-6 (and a lost position could only
+/// make the answer longer, never wrong as a line). An all-zero word is an empty slot, so a key
+/// whose low 64 bits are zero is kept as a stand-in made of its high bits.
+/// The shards are separate so that threads can each own some of them; 64 rather than thousands,
+/// so that their bookkeeping stays in the L1 cache (measured: 12555 went from 6.9 s to 6.4 s).
+pub(crate) struct KeySet {
+    pub(crate) shards: Vec<Shard>,
+    /// Bytes of all shards' tables.
+    bytes: usize,
+    /// When positions were first kept and met again (the level log's figures).
+    census: Option<Arc<Census>>,
+    clock: Arc<Clock>,
+    /// Whether any shard has frozen keys.
+    any_frozen: bool,
+}
+
+/// One of the key set's tables, and the keys frozen out of it when memory ran short (see
+/// `KeySet::freeze`). Its owner writes the count at every insertion while other threads read
+/// the table's address for their look-ups: the two are kept on separate cache lines, and
+/// shards owned by different threads never share one.
+#[repr(align(128))]
+pub(crate) struct Shard {
+    table: ZeroedTable<Slot>,
+    /// Keys frozen, each with its tag (an `Entry`): one set, so that a look-up reads one
+    /// bucket (two sets, for good and the rest, took two more loads a look-up).
+    frozen: Option<FrozenKeys>,
+    /// For each tag of the keys kept long or short, the levels they were kept on and how many
+    /// of them the frozen set holds.
+    spans: Spans,
+    /// The first level whose keys the table may hold (the last freeze's).
+    since: u32,
+    census: Option<Arc<Census>>,
+    clock: Arc<Clock>,
+    tally: Tally,
+}
+
+/// Keys in a shard's table, on a line of its own (see `Shard`).
+#[repr(align(128))]
+struct Tally {
+    len: usize,
+    /// Of them, those of each tag.
+    by_tag: [usize; Tag::COUNT],
+}
+
+impl Tally {
+    const EMPTY: Tally = Tally {
+        len: 0,
+        by_tag: [0; Tag::COUNT],
+    };
+
+    fn of_term(&self, term: Term) -> usize {
+        Tag::all()
+            .filter(|tag| tag.term() == term)
+            .map(|tag| self.by_tag[tag.index()])
+            .sum()
+    }
+}
+
+/// A slot of a shard's table: a key's word (`stored`), and beside it its 10 further bits with
+/// its `Tag` above them (`ext`); all zero when empty. Packed, ten bytes end to end, so that a
+/// probe finds a word's further bits on the line it read the word from (but for a slot
+/// straddling two lines); the words and the further bits in two tables took a line from each.
+#[repr(C, packed)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Slot {
+    word: u64,
+    ext: u16,
+}
+
+/// Bytes a slot takes: the word and its extension.
+const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+const _: () = assert!(SLOT_BYTES == 10);
+const SHARD_BITS: u32 = 6;
+/// The bits kept beside the word (see `Slot`).
+const EXT_BITS: u32 = VALUE_BITS - 64;
+const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
+const _: () = assert!(
+    EXT_BITS + Tag::BITS <= u16::BITS,
+    "a key's tag fits beside its bits"
+);
+/// How far past its home slot's first byte a look-up's probe most often reads (four slots: at
+/// the table's load of 47-70% a look-up that misses reads 2-6 slots, about three at the usual
+/// 58%; one that hits, fewer), and a cache line.
+const PROBE_REACH_BYTES: usize = 4 * SLOT_BYTES - 1;
+const LINE_BYTES: usize = 64;
+/// A shard grows once this full, in percent: by half while memory is ample...
+const FULL_PERCENT: usize = 70;
+/// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
+/// not even that fits and no more memory is to be had, it fills up to `CRAMMED_PERCENT`
+/// (probes get longer, but the pass goes on). The shards reach 70% at about the same time:
+/// growing them all by half near the budget had 加藤徹 6935 give up at 6,369 of its 6,935 plies
+/// with a fifth of its memory unused, and growing by half while it fitted, then filling, at
+/// 6,767 plies with shards grown last still half empty.
+const AMPLE_SHARDS: usize = 32;
+/// A shard this full (per cent) may be grown ahead of its insertions (see `Shard::grown_ahead`).
+const AHEAD_PERCENT: usize = 65;
+const CRAMMED_PERCENT: usize = 90;
+/// A freeze must free at least this fraction (1 / n) of the set's bytes...
+const MIN_FREEZE_SAVING: usize = 8;
+/// ...or, when even keys kept for less time would not free that much, this fraction: a
+/// freeze rebuilds every frozen key (some 25 s for 加藤徹 162a's 6 GB), but the shards
+/// crammed instead (filled to `CRAMMED_PERCENT`, a look-up that misses reading some 50
+/// slots) made its levels 3-10 times slower until the next freeze, 20 levels later.
+const LAST_FREEZE_SAVING: usize = 32;
+/// A freeze asks whether to stop every this many slots or keys (some milliseconds).
+const STOP_POLL: usize = 1 << 20;
+
+/// The word a shard keeps of `key`: its low 64 bits, or, when those are zero (an empty slot),
+/// a stand-in from its high bits.
+#[inline]
+fn stored(key: u128) -> u64 {
+    match key as u64 {
+        0 => (key >> 64) as u64 | 1,
+        low => low,
+    }
+}
+
+/// The further bits a shard keeps of `key` (those above the word, below the shard's).
+#[inline]
+fn ext_of(key: u128) -> u16 {
+    (key >> 64) as u16 & EXT_MASK
+}
+
+/// Whether an insertion still has the frozen set to look its key up in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrozenLookUp {
+    Needed,
+    /// Looked up since the last freeze: not there.
+    Done,
+}
+
+/// A key as a frozen set keeps it: the word and its further bits.
+#[inline]
+fn value_of(word: u64, ext: u16) -> u128 {
+    (word as u128) << EXT_BITS | (ext & EXT_MASK) as u128
+}
+
+#[inline]
+fn home(stored: u64, len: usize) -> usize {
+    // Multiply-shift: any table size, no modulo.
+    ((stored as u128 * len as u128) >> 64) as usize
+}
+
+/// The thread of `owners` that inserts into shard `shard` when several insert at once: each
+/// shard has one writer. One rule for both parallel loops (`parallel/`, `narrow/`).
+#[inline]
+pub(crate) fn owner_of(shard: usize, owners: usize) -> usize {
+    shard % owners
+}
+
+/// The thread of `owners` that inserts `key` (the owner of its shard).
+#[inline]
+pub(crate) fn owner_of_key(key: u128, owners: usize) -> usize {
+    owner_of(shard_of(key), owners)
+}
+
+/// Where shard `shard` comes among its owner's shards, as [`KeySet::split_among`] lists them.
+#[inline]
+pub(crate) fn place_among_owned(shard: usize, owners: usize) -> usize {
+    shard / owners
+}
+
+/// The shards of `shards` that `owner` of `owners` owns, in rising order.
+pub(crate) fn shards_of(owner: usize, owners: usize, shards: usize) -> impl Iterator<Item = usize> {
+    (0..shards).filter(move |&shard| owner_of(shard, owners) == owner)
+}
+
+/// Which shard holds `key`.
+#[inline]
+pub(crate) fn shard_of(key: u128) -> usize {
+    (key >> (128 - SHARD_BITS)) as usize
+}
+
+/// Whether a shard's frozen keys hold `value`. (Free of the shard, so that an insertion can ask
+/// while it holds the table.)
+#[inline]
+fn frozen_holds(frozen: &Option<FrozenKeys>, value: u128) -> bool {
+    frozen.as_ref().is_some_and(|f| f.contains(value))
+}
+
+/// A key as a freeze sorts them and the frozen set keeps it: the value shifted up by
+/// `Tag::BITS`, with its tag below.
+type Entry = u128;
+
+fn tag_in(entry: &Entry) -> Tag {
+    Tag::from_bits((entry & ((1 << Tag::BITS) - 1)) as u32)
+}
+
+/// The tag in an entry read from a file, if it is one a key can have.
+fn known_tag_in(entry: &Entry) -> Option<Tag> {
+    let bits = (entry & ((1 << Tag::BITS) - 1)) as u32;
+    Some(Tag::from_bits(bits)).filter(|tag| tag.bits() == bits)
+}
+
+/// What each tag of the keys kept long or short spans once frozen (see `Shard::spans`).
+type Spans = [Option<Span>; Tag::TRANSIENT];
+
+/// Writes a count (8 bytes) and `values` (ascending, `VALUE_BYTES` each, little-endian);
+/// returns the bytes written.
+fn write_set(
+    out: &mut dyn std::io::Write,
+    len: usize,
+    values: impl Iterator<Item = u128>,
+) -> std::io::Result<u64> {
+    out.write_all(&(len as u64).to_le_bytes())?;
+    for value in values {
+        out.write_all(&value.to_le_bytes()[..VALUE_BYTES])?;
+    }
+    Ok(8 + (VALUE_BYTES * len) as u64)
+}
+
+impl Shard {
+    const FIRST_SLOTS: usize = 16;
+
+    fn new(census: Option<Arc<Census>>, clock: Arc<Clock>) -> Shard {
+        Shard {
+            table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
+            frozen: None,
+            spans: [None; Tag::TRANSIENT],
+            since: 0,
+            census,
+            clock,
+            tally: Tally::EMPTY,
+        }
+    }
+
+    /// Tells the census (if any) that `key` was met again.
+    #[inline]
+    fn met_again(&self, key: u128) {
+        if let Some(census) = &self.census {
+            census.met_again(key);
+        }
+    }
+
+    /// Frozen keys kept long or short.
+    fn frozen_transient(&self) -> usize {
+        self.spans.iter().flatten().map(|span| span.keys).sum()
+    }
+
+    /// Bytes of the frozen keys of the spaced levels: kept for good or long (their share of
+    /// the frozen set's bytes).
+    fn spaced_bytes(&self) -> usize {
+        let long: usize = Tag::transient()
+            .filter(|tag| tag.term() == Term::Long)
+            .filter_map(|tag| self.spans[tag.transient_index()])
+            .map(|span| span.keys)
+            .sum();
+        let spaced = self.frozen_len() - self.frozen_transient() + long;
+        (self.frozen.as_ref()).map_or(0, |f| f.bytes() * spaced / f.len().max(1))
+    }
+
+    fn frozen_bytes(&self) -> usize {
+        self.frozen.as_ref().map_or(0, FrozenKeys::bytes)
+    }
+
+    fn bytes(&self) -> usize {
+        self.table.len() * SLOT_BYTES + self.frozen_bytes()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.tally.len + self.frozen_len()
+    }
+
+    fn frozen_len(&self) -> usize {
+        self.frozen.as_ref().map_or(0, FrozenKeys::len)
+    }
+
+    #[inline]
+    fn is_frozen(&self, value: u128) -> bool {
+        frozen_holds(&self.frozen, value)
+    }
+
+    /// Keys kept for good once the table is frozen.
+    fn for_good_after_freeze(&self) -> usize {
+        self.frozen_len() - self.frozen_transient() + self.tally.of_term(Term::ForGood)
+    }
+
+    /// Keys the frozen set holds after a freeze that leaves `spans`.
+    fn frozen_after(&self, spans: &Spans) -> usize {
+        self.for_good_after_freeze() + spans.iter().flatten().map(|s| s.keys).sum::<usize>()
+    }
+
+    /// The spans once the table's keys kept long or short are frozen `at`, each in the block
+    /// its tag names then (see `Clock::block_of`); without those the freeze lets go of if
+    /// `dropping`.
+    fn spans_after(&self, at: FreezeAt, dropping: bool) -> Spans {
+        let mut spans = self.spans;
+        for tag in Tag::transient() {
+            let keys = self.tally.by_tag[tag.index()];
+            if keys == 0 {
+                continue;
+            }
+            let (oldest, newest) = self.clock.block_of(tag, at.level);
+            let span = &mut spans[tag.transient_index()];
+            *span = Some(match *span {
+                // (The same tag names a block 16 back only if that block was kept that long.)
+                Some(old) => Span {
+                    oldest: old.oldest.min(oldest),
+                    newest: old.newest.max(newest),
+                    keys: old.keys + keys,
+                },
+                None => Span {
+                    oldest,
+                    newest,
+                    keys,
+                },
+            });
+        }
+        if dropping {
+            for (i, span) in spans.iter_mut().enumerate() {
+                let term = Tag::of_transient_index(i).term();
+                if span.is_some_and(|span| !at.keeps(term, span.newest)) {
+                    *span = None;
+                }
+            }
+        }
+        spans
+    }
+
+    /// Whether a freeze `at` lets go of any frozen key.
+    fn lets_go(&self, at: FreezeAt) -> bool {
+        (self.spans.iter().enumerate()).any(|(i, span)| {
+            span.is_some_and(|span| !at.keeps(Tag::of_transient_index(i).term(), span.newest))
+        })
+    }
+
+    /// Bytes a freeze `at` of this shard would free (0 if it would not).
+    fn freeze_saving(&self, at: FreezeAt) -> usize {
+        if u32::try_from(self.len()).is_err() || (self.tally.len == 0 && !self.lets_go(at)) {
+            return 0;
+        }
+        let after = match self.frozen_after(&self.spans_after(at, true)) {
+            0 => 0,
+            keys => FrozenKeys::bytes_for_tagged(keys, Tag::BITS),
+        } + Self::FIRST_SLOTS * SLOT_BYTES;
+        self.bytes().saturating_sub(after)
+    }
+
+    /// Moves the table's keys into the frozen set and starts an empty table; keys whose term
+    /// is over `at` are let go of (see `forgetting.rs`). Memory for the sorted keys and the
+    /// new set is taken on top of the old ones, one shard at a time. False, with the shard as
+    /// it was, if `stop` said so first.
+    fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> bool {
+        let Some(entries) = self.sorted_entries(stop) else {
+            return false;
+        };
+        let mut polled = 0usize;
+        let mut go_on = || {
+            polled += 1;
+            !polled.is_multiple_of(STOP_POLL) || !stop()
+        };
+        let spans = self.spans_after(at, true);
+        let entries = self
+            .frozen_entries(&entries, &spans)
+            .take_while(|_| go_on());
+        // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set
+        // holds: `None` here means the merge was stopped.)
+        let Some(set) = FrozenKeys::new_tagged(entries, self.frozen_after(&spans), Tag::BITS)
+        else {
+            return false;
+        };
+        self.frozen = (set.len() > 0).then_some(set);
+        self.spans = spans;
+        self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
+        self.tally = Tally::EMPTY;
+        self.since = at.level;
+        true
+    }
+
+    /// The frozen set's entries and the table's `entries` (ascending) that `spans` keeps, as
+    /// a freeze leaving `spans` makes them: ascending.
+    fn frozen_entries<'a>(
+        &'a self,
+        entries: &'a [Entry],
+        spans: &'a Spans,
+    ) -> impl Iterator<Item = Entry> + 'a {
+        let kept = |entry: &Entry| {
+            let tag = tag_in(entry);
+            tag == Tag::FOR_GOOD || spans[tag.transient_index()].is_some()
+        };
+        let old = self.frozen.iter().flat_map(FrozenKeys::values);
+        merged(old.filter(kept), entries.iter().copied().filter(kept))
+    }
+
+    /// The table's keys as entries, ascending; `None` if `stop` said so first. No sort of the
+    /// whole table is needed: a word's home slot grows with the word (`home`) and linear
+    /// probing only moves it forward within its cluster (the slots between two empty ones), so
+    /// each cluster's words are below the next cluster's, and sorting every cluster on its own
+    /// sorts them all (a freeze of 1.2 G keys took some 20 s with one sort a shard). The one
+    /// cluster that runs past the table's end into its first slots is taken together: the
+    /// words it left there (homes above their slots) go last, with the words at the end.
+    fn sorted_entries(&self, stop: &dyn Fn() -> bool) -> Option<Vec<Entry>> {
+        if stop() {
+            return None;
+        }
+        let table = self.table.as_slice();
+        let entry = |slot: usize| -> Entry {
+            let Slot { word, ext } = table[slot];
+            value_of(word, ext) << Tag::BITS | u128::from(ext >> EXT_BITS)
+        };
+        let len = table.len();
+        let mut entries = Vec::with_capacity(self.tally.len);
+        let mut wrapped = Vec::new();
+        let mut slot = 0;
+        while slot < len && { table[slot].word } != 0 {
+            if home(table[slot].word, len) > slot {
+                wrapped.push(entry(slot));
+            } else {
+                entries.push(entry(slot));
+            }
+            slot += 1;
+        }
+        let mut cluster = 0;
+        for (slot, found) in table.iter().enumerate().skip(slot) {
+            if slot % STOP_POLL == STOP_POLL - 1 && stop() {
+                return None;
+            }
+            if { found.word } != 0 {
+                entries.push(entry(slot));
+                continue;
+            }
+            if entries.len() - cluster > 1 {
+                entries[cluster..].sort_unstable();
+            }
+            cluster = entries.len();
+        }
+        entries.extend(wrapped);
+        entries[cluster..].sort_unstable();
+        Some(entries)
+    }
+
+    /// Writes the shard's keys (see `KeySet::write_values`): the number of tags of keys kept
+    /// long or short, each tag with the oldest and newest level of its keys (4 bytes each);
+    /// then every key as a count and the entries (value and tag) ascending: as a freeze now
+    /// would make them without letting any go. Returns the bytes written.
+    fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+        let entries = self.sorted_entries(&|| false).expect("not stopped");
+        let at = FreezeAt {
+            level: self.clock.level(),
+            kept_for: self.clock.kept_for(),
+        };
+        let spans = self.spans_after(at, false);
+        out.write_all(&(spans.iter().flatten().count() as u64).to_le_bytes())?;
+        let mut bytes = 8;
+        for (i, span) in spans.iter().enumerate() {
+            if let Some(span) = span {
+                let tag = Tag::of_transient_index(i);
+                for field in [tag.bits(), span.oldest, span.newest] {
+                    out.write_all(&field.to_le_bytes())?;
+                }
+                bytes += 12;
+            }
+        }
+        let entries = self.frozen_entries(&entries, &spans);
+        bytes += write_set(out, self.frozen_after(&spans), entries)?;
+        Ok(bytes)
+    }
+
+    /// Whether `key` is in this shard.
+    #[inline]
+    fn contains(&self, key: u128) -> bool {
+        self.in_table(key) || self.in_frozen(key)
+    }
+
+    /// Whether the table holds `key` (not looking at the frozen keys).
+    #[inline]
+    fn in_table(&self, key: u128) -> bool {
+        let word = stored(key);
+        let ext = ext_of(key);
+        let table = self.table.as_slice();
+        let len = table.len();
+        let mut i = home(word, len);
+        let known = loop {
+            let Slot { word: w, ext: e } = table[i];
+            match w {
+                0 => break false,
+                w if w == word && e & EXT_MASK == ext => break true,
+                _ => i = if i + 1 == len { 0 } else { i + 1 },
+            }
+        };
+        if known {
+            self.met_again(key);
+        }
+        known
+    }
+
+    /// Whether the frozen keys hold `key`.
+    #[inline]
+    fn in_frozen(&self, key: u128) -> bool {
+        let known = self.is_frozen(value_of(stored(key), ext_of(key)));
+        if known {
+            self.met_again(key);
+        }
+        known
+    }
+
+    /// Inserts `key`; false if it was already there. Growing may add at most `allowance` bytes
+    /// (reduced by what it adds); `Err` when it would need more. `cram`: there is no more
+    /// memory to be had, fill up to `CRAMMED_PERCENT` rather than fail.
+    #[inline]
+    pub(crate) fn insert(
+        &mut self,
+        key: u128,
+        allowance: &mut usize,
+        cram: bool,
+    ) -> Result<bool, ()> {
+        self.insert_with(key, allowance, cram, FrozenLookUp::Needed)
+    }
+
+    /// [`Shard::insert`], told whether the frozen set is still to be read: with
+    /// [`FrozenLookUp::Done`] the caller looked `key` up (`contains`) since the shard last froze
+    /// and found it missing, so the frozen set cannot hold it. (Past the first freezes that
+    /// second look-up read a frozen bucket for every new position.)
+    #[inline]
+    pub(crate) fn insert_with(
+        &mut self,
+        key: u128,
+        allowance: &mut usize,
+        cram: bool,
+        frozen: FrozenLookUp,
+    ) -> Result<bool, ()> {
+        debug_assert!(
+            frozen == FrozenLookUp::Needed || !self.is_frozen(value_of(stored(key), ext_of(key))),
+            "a key said to be missing from the frozen set is in it"
+        );
+        let word = stored(key);
+        let ext = ext_of(key);
+        let size = self.table.len();
+        if (self.tally.len + 1) * 100 > size * FULL_PERCENT {
+            match self.bigger(*allowance) {
+                Some(bigger) => {
+                    self.grow(bigger)?;
+                    *allowance -= (bigger - size) * SLOT_BYTES;
+                }
+                None if cram && (self.tally.len + 1) * 100 <= size * CRAMMED_PERCENT => {}
+                None => return Err(()),
+            }
+        }
+        let tag = self.clock.tag_now();
+        let table = self.table.as_mut_slice();
+        let len = table.len();
+        let mut i = home(word, len);
+        let new = loop {
+            let Slot { word: w, ext: e } = table[i];
+            match w {
+                0 if frozen == FrozenLookUp::Needed
+                    && frozen_holds(&self.frozen, value_of(word, ext)) =>
+                {
+                    break false
+                }
+                0 => {
+                    table[i] = Slot {
+                        word,
+                        ext: ext | (tag.bits() as u16) << EXT_BITS,
+                    };
+                    self.tally.len += 1;
+                    self.tally.by_tag[tag.index()] += 1;
+                    break true;
+                }
+                w if w == word && e & EXT_MASK == ext => break false,
+                _ => i = if i + 1 == len { 0 } else { i + 1 },
+            }
+        };
+        match (&self.census, new) {
+            (Some(census), true) => census.kept(key),
+            (Some(census), false) => census.met_again(key),
+            (None, _) => {}
+        }
+        Ok(new)
+    }
+
+    /// The size the table grows to when full, with `allowance` bytes to grow by: by half while
+    /// memory is ample, else by a sixteenth (see `AMPLE_SHARDS`); `None` if even that does not
+    /// fit (while growing, the old and the new table exist together).
+    fn bigger(&self, allowance: usize) -> Option<usize> {
+        let size = self.table.len();
+        let ample = allowance / AMPLE_SHARDS >= size * SLOT_BYTES;
+        let bigger = size + if ample { size / 2 } else { size / 16 };
+        Some(bigger).filter(|b| (size + b) * SLOT_BYTES <= allowance)
+    }
+
+    /// A shard nearly full (`AHEAD_PERCENT`) made again bigger, as it would grow at its next
+    /// insertions, with the bytes it adds (`None`: not due, or not within `allowance`). Only
+    /// reads the shard, so its owner can do it while other threads look keys up in it, and put
+    /// it in before it inserts again (see [`Shard::put_grown`]).
+    pub(crate) fn grown_ahead(&self, allowance: usize) -> Option<Grown> {
+        let size = self.table.len();
+        if self.tally.len * 100 < size * AHEAD_PERCENT {
+            return None;
+        }
+        let bigger = self.bigger(allowance)?;
+        let table = self.rehashed(bigger)?;
+        Some(Grown {
+            table,
+            keys: self.tally.len,
+            bytes: (bigger - size) * SLOT_BYTES,
+        })
+    }
+
+    /// Puts in the table `grown_ahead` made, the shard having taken no key since.
+    pub(crate) fn put_grown(&mut self, grown: Grown) {
+        assert_eq!(grown.keys, self.tally.len, "no key inserted since the copy");
+        self.table = grown.table;
+    }
+
+    /// Starts loading the slot where `key` would go, to be read.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u128) {
+        self.prefetch_with(
+            key,
+            crate::search::machine::prefetch_at,
+            FrozenLookUp::Needed,
+        );
+    }
+
+    /// Starts loading the slot where `key` would go, to be written: an owner inserting keys
+    /// whose lines the other threads read last (their look-ups on the level) otherwise takes
+    /// each line back from their CPU only when its store comes.
+    #[inline]
+    pub(crate) fn prefetch_for_insert(&self, key: u128, frozen: FrozenLookUp) {
+        self.prefetch_with(key, crate::search::machine::prefetch_write, frozen);
+    }
+
+    #[inline]
+    fn prefetch_with(&self, key: u128, load: impl Fn(*const u8), frozen: FrozenLookUp) {
+        let table = self.table.as_slice();
+        let i = home(stored(key), table.len());
+        let start = std::ptr::from_ref(&table[i]).cast::<u8>();
+        load(start);
+        // A probe runs on past the slot: the line where the slots a look-up reads most often
+        // end, if another.
+        let reach = start.wrapping_add(PROBE_REACH_BYTES);
+        if reach as usize / LINE_BYTES != start as usize / LINE_BYTES {
+            load(reach);
+        }
+        if let Some(set) = self
+            .frozen
+            .as_ref()
+            .filter(|_| frozen == FrozenLookUp::Needed)
+        {
+            set.prefetch(value_of(stored(key), ext_of(key)));
+        }
+    }
+
+    /// See `KeySet::prefetch_frozen_start`.
+    #[inline]
+    fn prefetch_frozen_start(&self, key: u128) {
+        if let Some(frozen) = &self.frozen {
+            frozen.prefetch(value_of(stored(key), ext_of(key)));
+        }
+    }
+
+    /// See `KeySet::prefetch_frozen`.
+    #[inline]
+    pub(crate) fn prefetch_frozen(&self, key: u128) {
+        if let Some(frozen) = &self.frozen {
+            frozen.prefetch_records(value_of(stored(key), ext_of(key)));
+        }
+    }
+
+    fn grow(&mut self, slots: usize) -> Result<(), ()> {
+        self.table = self.rehashed(slots).ok_or(())?;
+        Ok(())
+    }
+
+    /// The table's keys in tables of `slots` slots; `None` without the memory.
+    fn rehashed(&self, slots: usize) -> Option<ZeroedTable<Slot>> {
+        let mut bigger = ZeroedTable::<Slot>::new_populated(slots)?;
+        let table = bigger.as_mut_slice();
+        for &slot in self.table.as_slice() {
+            if { slot.word } == 0 {
+                continue;
+            }
+            let mut i = home(slot.word, slots);
+            while { table[i].word } != 0 {
+                i = if i + 1 == slots { 0 } else { i + 1 };
+            }
+            table[i] = slot;
+        }
+        Some(bigger)
+    }
+}
+
+/// Bytes a frozen value takes in a checkpoint's keys file.
+const VALUE_BYTES: usize = (VALUE_BITS as usize).div_ceil(8);
+
+/// A shard's table grown ahead of its insertions (see [`Shard::grown_ahead`]).
+pub(crate) struct Grown {
+    table: ZeroedTable<Slot>,
+    /// The keys the shard held when copied.
+    keys: usize,
+    /// What the shard grows by.
+    pub(crate) bytes: usize,
+}
+
+impl KeySet {
+    const SHARDS: usize = 1 << SHARD_BITS;
+
+    /// The shards shared out among `owners` (see [`owner_of`]), each owner's in rising order.
+    pub(crate) fn split_among(&mut self, owners: usize) -> Vec<Vec<&mut Shard>> {
+        let mut split: Vec<Vec<&mut Shard>> = (0..owners).map(|_| Vec::new()).collect();
+        for (shard, table) in self.shards.iter_mut().enumerate() {
+            split[owner_of(shard, owners)].push(table);
+        }
+        split
+    }
+
+    #[cfg(test)]
+    pub(crate) fn new() -> KeySet {
+        Self::with_census(None, Forgetting::default())
+    }
+
+    /// A set that tells `census` of every key kept and met again, and lets keys go as
+    /// `forgetting` says once memory is short.
+    pub(crate) fn with_census(census: Option<Arc<Census>>, forgetting: Forgetting) -> KeySet {
+        let clock = Arc::new(Clock::new(forgetting));
+        let shards: Vec<Shard> = (0..Self::SHARDS)
+            .map(|_| Shard::new(census.clone(), clock.clone()))
+            .collect();
+        let bytes = shards.iter().map(Shard::bytes).sum();
+        KeySet {
+            shards,
+            bytes,
+            census,
+            clock,
+            any_frozen: false,
+        }
+    }
+
+    /// Says that the keys inserted from now on are those of level `level` (and tells the
+    /// census).
+    pub(crate) fn set_level(&self, level: u32) {
+        self.clock.set_level(level);
+        if let Some(census) = &self.census {
+            census.set_level(level);
+        }
+    }
+
+    /// Writes every key as the shards keep it: for each shard, the keys kept for good, then
+    /// the sets kept long or short (see `Shard::write_values`), the values 10 bytes each,
+    /// all little-endian. Returns the bytes written.
+    pub(crate) fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+        let mut bytes = 0;
+        for shard in &self.shards {
+            bytes += shard.write_values(out)?;
+        }
+        Ok(bytes)
+    }
+
+    /// The set [`Self::write_values`] wrote, every key frozen (the compact form), the clock at
+    /// level `level`. An error if the values run short, are out of order or too wide, or a
+    /// set's header is damaged.
+    pub(crate) fn read_values(
+        input: &mut dyn std::io::Read,
+        census: Option<Arc<Census>>,
+        forgetting: Forgetting,
+        level: u32,
+    ) -> std::io::Result<KeySet> {
+        let mut set = KeySet::with_census(census, forgetting);
+        for shard in &mut set.shards {
+            let mut count = [0u8; 8];
+            input.read_exact(&mut count)?;
+            let tags = u64::from_le_bytes(count);
+            if tags > Tag::TRANSIENT as u64 {
+                return Err(std::io::Error::other(format!("a shard has {tags} tags")));
+            }
+            for _ in 0..tags {
+                let mut header = [0u8; 12];
+                input.read_exact(&mut header)?;
+                let field = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4"));
+                let tag = Tag::from_bits(field(0));
+                let (oldest, newest) = (field(4), field(8));
+                let span = &mut shard.spans[tag.transient_index_of_any()];
+                if tag.term() == Term::ForGood || oldest > newest || span.is_some() {
+                    return Err(std::io::Error::other("a tag's header is damaged"));
+                }
+                *span = Some(Span {
+                    oldest,
+                    newest,
+                    keys: 0,
+                });
+            }
+            let spans = &mut shard.spans;
+            let mut count_in = |entry: Entry| match known_tag_in(&entry) {
+                Some(Tag::FOR_GOOD) => true,
+                Some(tag) => match &mut spans[tag.transient_index()] {
+                    Some(span) => {
+                        span.keys += 1;
+                        true
+                    }
+                    None => false,
+                },
+                None => false,
+            };
+            shard.frozen = read_set(input, Tag::BITS, &mut count_in)?;
+            shard.since = level;
+        }
+        set.set_level(level);
+        set.recount();
+        Ok(set)
+    }
+
+    /// The census, if the set has one.
+    pub(crate) fn census(&self) -> Option<&Census> {
+        self.census.as_deref()
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Keys held.
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(Shard::len).sum()
+    }
+
+    /// Counts `bytes` a shard grew by directly.
+    pub(crate) fn grew(&mut self, bytes: usize) {
+        self.bytes += bytes;
+    }
+
+    /// Counts the bytes again after the shards were changed directly.
+    pub(crate) fn recount(&mut self) {
+        self.bytes = self.shards.iter().map(Shard::bytes).sum();
+        self.any_frozen = self.shards.iter().any(|s| s.frozen_len() > 0);
+    }
+
+    pub(crate) fn contains(&self, key: u128) -> bool {
+        self.shards[shard_of(key)].contains(key)
+    }
+
+    /// Whether any keys are frozen: then a look-up may be taken in two steps,
+    /// [`Self::in_table`] and, only if need be, [`Self::in_frozen`].
+    #[inline]
+    pub(crate) fn any_frozen(&self) -> bool {
+        self.any_frozen
+    }
+
+    /// A sink's first look at `key` (see `ChildSink::frozen_apart`): the table alone with
+    /// `frozen_apart`, else the frozen keys too.
+    #[inline]
+    pub(crate) fn first_look(&self, key: u128, frozen_apart: bool) -> bool {
+        if frozen_apart {
+            self.in_table(key)
+        } else {
+            self.contains(key)
+        }
+    }
+
+    /// Whether `key` is in a shard's table (its frozen keys not looked at).
+    #[inline]
+    pub(crate) fn in_table(&self, key: u128) -> bool {
+        self.shards[shard_of(key)].in_table(key)
+    }
+
+    /// Whether `key` is among the frozen keys (the tables not looked at).
+    #[inline]
+    pub(crate) fn in_frozen(&self, key: u128) -> bool {
+        self.any_frozen && self.shards[shard_of(key)].in_frozen(key)
+    }
+
+    /// Starts loading the table slot where `key` would be, not the frozen bucket (see
+    /// `prefetch_frozen_start`).
+    #[inline]
+    pub(crate) fn prefetch_table(&self, key: u128) {
+        self.shards[shard_of(key)].prefetch_with(
+            key,
+            crate::search::machine::prefetch_at,
+            FrozenLookUp::Done,
+        );
+    }
+
+    /// Starts loading where `key`'s frozen bucket begins (`prefetch_frozen` then loads its
+    /// records).
+    #[inline]
+    pub(crate) fn prefetch_frozen_start(&self, key: u128) {
+        if self.any_frozen {
+            self.shards[shard_of(key)].prefetch_frozen_start(key);
+        }
+    }
+
+    /// Inserts `key`; false if it was already there. `Err` when growing a shard would pass
+    /// `budget` bytes for the whole set (with `cram`, only once the shard is crammed full).
+    #[inline]
+    pub(crate) fn insert(&mut self, key: u128, budget: usize, cram: bool) -> Result<bool, ()> {
+        let mut allowance = budget.saturating_sub(self.bytes);
+        let before = allowance;
+        let inserted = self.shards[shard_of(key)].insert(key, &mut allowance, cram);
+        self.bytes += before - allowance;
+        inserted
+    }
+
+    /// Starts loading the slot where `key` would go.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u128) {
+        self.shards[shard_of(key)].prefetch(key);
+    }
+
+    /// Starts loading the frozen records `key`'s look-up will read, once `prefetch` has
+    /// brought in where their buckets begin: without it each frozen set's look-up waited for
+    /// two loads in a row (龍の顎 12555 at `--hash 28`: `frozen_holds` 28% of the samples).
+    #[inline]
+    pub(crate) fn prefetch_frozen(&self, key: u128) {
+        if self.any_frozen {
+            self.shards[shard_of(key)].prefetch_frozen(key);
+        }
+    }
+
+    /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 8
+    /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of one
+    /// level in `KEPT_FOR_GOOD_EVERY` stay frozen for good; the others are let go of once
+    /// their term is over (see `forgetting.rs`; the short term is cut, down to
+    /// `KEPT_SHORT_AT_LEAST`, when that frees too little). A position whose key was let go
+    /// of and is met again is kept again, deeper than it was first, and expanded again: a
+    /// "ghost". That costs work but never changes an answer (docs/design.md, "Forgetting"):
+    /// every child of a ghost was reached at least as early before, so a ghost never gives a
+    /// genuinely new position a way in, nor a mate at the level where mates are first found;
+    /// and since a position is kept at most once on a level kept for good, ghosts die out.
+    ///
+    /// With `pool`, shards are frozen on its threads. Returns the bytes freed: 0 when that
+    /// would be less than an eighth of the set even with the short term cut, and less than
+    /// `1 / LAST_FREEZE_SAVING` of it with the terms whole (each freeze rebuilds every frozen
+    /// key: freezing again and again for little would cost more than it gives). `None` when `stop`
+    /// (polled every million keys or so) cut it short: every shard then holds its keys,
+    /// frozen or not, and the caller should end the search (a freeze of a billion keys took
+    /// seconds).
+    pub(crate) fn freeze(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<usize> {
+        let mut at = self.freeze_at();
+        let room = self.bytes;
+        // Short of what an eighth needs, keys are kept for less time, down to
+        // `KEPT_SHORT_AT_LEAST` (ghosts cost more the shorter it is).
+        let least = KEPT_SHORT_AT_LEAST.min(at.kept_for);
+        let saving =
+            |at: FreezeAt| -> usize { self.shards.iter().map(|s| s.freeze_saving(at)).sum() };
+        let normal = at;
+        let chosen = loop {
+            if saving(at) >= self.bytes / MIN_FREEZE_SAVING {
+                break Some(at);
+            }
+            if at.kept_for <= least {
+                // Rather than cram the shards: a smaller saving, the keys kept their time.
+                break (saving(normal) >= self.bytes / LAST_FREEZE_SAVING).then_some(normal);
+            }
+            at.kept_for = (at.kept_for / 2).max(least);
+        };
+        let freed = match chosen {
+            Some(at) => self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0),
+            None => Some(0),
+        };
+        self.widen_spacing(room);
+        freed
+    }
+
+    /// Spaces the levels kept long further apart once their keys and those kept for good
+    /// take more than all but `1 / keep_every` of `room` (what the set took before a freeze:
+    /// what memory allows it): every 4th level once they take half, every 8th at three
+    /// quarters, every 16th (those kept for good alone) at seven eighths. The spacing applies
+    /// to keys kept from now on.
+    fn widen_spacing(&self, room: usize) {
+        let spaced: usize = self.shards.iter().map(Shard::spaced_bytes).sum();
+        let mut every = self.clock.keep_every();
+        while every < KEPT_FOR_GOOD_EVERY && spaced > room - room / every as usize {
+            every *= 2;
+        }
+        self.clock.set_keep_every(every);
+    }
+
+    /// The least memory a freeze now could leave the set in (with the short term cut as far
+    /// as `freeze` would cut it): for whether freezing could make room at all.
+    pub(crate) fn least_bytes(&self) -> usize {
+        let mut at = self.freeze_at();
+        at.kept_for = KEPT_SHORT_AT_LEAST.min(at.kept_for);
+        let saving: usize = self.shards.iter().map(|s| s.freeze_saving(at)).sum();
+        self.bytes.saturating_sub(saving)
+    }
+
+    /// Freezes every shard that has keys in its table or transient keys to let go of, whether
+    /// that saves memory or not (tests freeze after every level).
+    pub(crate) fn freeze_all(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<usize> {
+        let at = self.freeze_at();
+        self.freeze_where(pool, stop, at, &|shard| {
+            shard.tally.len > 0 || shard.lets_go(at)
+        })
+    }
+
+    /// A freeze now, keeping keys for the set's time.
+    fn freeze_at(&self) -> FreezeAt {
+        FreezeAt {
+            level: self.clock.level(),
+            kept_for: self.clock.kept_for(),
+        }
+    }
+
+    /// Freezes the shards `worth` picks (see `freeze`).
+    fn freeze_where(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        stop: &(dyn Fn() -> bool + Sync),
+        at: FreezeAt,
+        worth: &(dyn Fn(&Shard) -> bool + Sync),
+    ) -> Option<usize> {
+        let before = self.bytes;
+        let stopped = AtomicBool::new(false);
+        let freeze = |shard: &mut Shard| {
+            if stopped.load(Ordering::Relaxed) || !shard.freeze(stop, at) {
+                stopped.store(true, Ordering::Relaxed);
+            }
+        };
+        match pool {
+            Some(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                self.shards
+                    .par_iter_mut()
+                    .filter(|s| worth(s))
+                    .for_each(freeze)
+            }),
+            None => self.shards.iter_mut().filter(|s| worth(s)).for_each(freeze),
+        }
+        self.recount();
+        (!stopped.into_inner()).then(|| before.saturating_sub(self.bytes))
+    }
+}
+
+/// One frozen set as `Shard::write_values` wrote it: a count, then the values (with tags of
+/// `tag_bits` bits) ascending, each of which `check` accepts (`None` for none).
+fn read_set(
+    input: &mut dyn std::io::Read,
+    tag_bits: u32,
+    check: &mut dyn FnMut(u128) -> bool,
+) -> std::io::Result<Option<FrozenKeys>> {
+    let mut count = [0u8; 8];
+    input.read_exact(&mut count)?;
+    let len = usize::try_from(u64::from_le_bytes(count))
+        .map_err(|_| std::io::Error::other("a shard's count is too large"))?;
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut failure = None;
+    let mut last = None;
+    let items = std::iter::from_fn(|| {
+        if failure.is_some() {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        if let Err(e) = input.read_exact(&mut bytes[..VALUE_BYTES]) {
+            failure = Some(e);
+            return None;
+        }
+        let item = u128::from_le_bytes(bytes);
+        let value = item >> tag_bits;
+        if value >> VALUE_BITS != 0 || last.is_some_and(|l| l >= value) {
+            failure = Some(std::io::Error::other("the keys are out of order"));
+            return None;
+        }
+        if !check(item) {
+            failure = Some(std::io::Error::other("a key's tag is unknown"));
+            return None;
+        }
+        last = Some(value);
+        Some(item)
+    })
+    .take(len);
+    let frozen = FrozenKeys::new_tagged(items, len, tag_bits);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    frozen
+        .map(Some)
+        .ok_or_else(|| std::io::Error::other("a shard's keys are cut short"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value_in(entry: &Entry) -> u128 {
+        entry >> Tag::BITS
+    }
+
+    /// Inserts `per_level` new keys (`i * 0x9e37...`, i = level * per_level + j) on each of
+    /// `levels`, frozen after each level if `freeze`.
+    fn fill_levels(set: &mut KeySet, levels: std::ops::Range<u128>, per_level: u128, freeze: bool) {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        for level in levels {
+            set.set_level(level as u32);
+            for j in 0..per_level {
+                assert_eq!(
+                    set.insert(key(level * per_level + j), usize::MAX, false),
+                    Ok(true)
+                );
+            }
+            if freeze {
+                assert!(set.freeze_all(None, &|| false).is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn key_set_keeps_every_key_through_growth() {
+        let mut set = KeySet::new();
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
+        for i in 0..200_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        for i in 0..200_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(false));
+        }
+        assert_eq!(set.len(), 200_000);
+        // Keys that differ only in bits the set keeps must stay distinct; keys whose low 64 bits
+        // are zero are kept as a stand-in.
+        let a = 1u128 << 100;
+        assert_eq!(set.insert(a, usize::MAX, false), Ok(true));
+        assert_eq!(set.insert(a | (1 << 63), usize::MAX, false), Ok(true));
+        assert_eq!(set.insert(a | (1 << 120), usize::MAX, false), Ok(true));
+        // (key(0) is 0 itself, inserted above.)
+        assert_eq!(set.insert(0, usize::MAX, false), Ok(false));
+        assert_eq!(set.insert(a, usize::MAX, false), Ok(false));
+        assert!(set.contains(a) && set.contains(0) && set.contains(key(7)));
+        assert!(!set.contains(a | 1 << 62));
+        // A budget too small to grow is reported, not exceeded.
+        let mut small = KeySet::new();
+        let budget = small.bytes();
+        let full =
+            (0..100_000u128).try_for_each(|i| small.insert(key(i), budget, true).map(|_| ()));
+        assert_eq!(full, Err(()));
+        assert!(small.bytes() <= budget);
+    }
+
+    /// A freeze that cannot free an eighth of the set still goes ahead if it frees a
+    /// thirty-second (cramming the shards instead slows every look-up), and not for less.
+    #[test]
+    fn a_freeze_frees_less_rather_than_let_the_shards_cram() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = KeySet::new();
+        // Level 0 is kept for good: no term ends, so only the tables' keys can be frozen.
+        set.set_level(0);
+        for i in 0..200_000 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        assert!(set.freeze(None, &|| false).is_some_and(|freed| freed > 0));
+        let frozen_only = set.bytes();
+        // A few keys in the tables: too little to be worth a freeze.
+        for i in 200_000..201_000 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        assert_eq!(set.freeze(None, &|| false), Some(0));
+        // More: freezing them frees less than an eighth of the set but more than a 32nd.
+        for i in 201_000..230_000 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        let before = set.bytes();
+        assert!(before - frozen_only > before / MIN_FREEZE_SAVING);
+        let freed = set.freeze(None, &|| false).unwrap();
+        assert!(freed >= before / LAST_FREEZE_SAVING && freed < before / MIN_FREEZE_SAVING);
+        assert!((0..230_000).all(|i| set.contains(key(i))));
+        assert!(!set.contains(key(230_000)));
+    }
+
+    #[test]
+    fn near_the_budget_shards_grow_less_then_fill_up() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        // A shard of 1,000 slots, with memory to grow by a sixteenth (not enough for its
+        // siblings to grow by half), then none.
+        let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
+        shard.grow(1000).unwrap();
+        let mut inserted = Vec::new();
+        let mut allowance = (1000 + 1062) * SLOT_BYTES;
+        let mut i = 0;
+        while shard.len() < 700 {
+            if shard.insert(key(i), &mut allowance, false) == Ok(true) {
+                inserted.push(key(i));
+            }
+            i += 1;
+        }
+        assert_eq!(shard.table.len(), 1000);
+        assert_eq!(
+            shard.insert(key(i), &mut allowance, false),
+            Ok(true),
+            "grows a little"
+        );
+        inserted.push(key(i));
+        assert_eq!(shard.table.len(), 1062);
+        // No memory left: fills to 90%, then says so.
+        let mut none = 0;
+        let mut result = Ok(true);
+        while result.is_ok() {
+            i += 1;
+            result = shard.insert(key(i), &mut none, true);
+            if result == Ok(true) {
+                inserted.push(key(i));
+            }
+        }
+        assert_eq!(shard.table.len(), 1062);
+        assert_eq!(shard.len(), 1062 * 90 / 100);
+        assert!(inserted.iter().all(|&k| shard.contains(k)));
+        assert_eq!(shard.len(), inserted.len());
+    }
+
+    /// The three spellings of shard ownership agree: the owner's list from `split_among` holds
+    /// shard `s` at `place_among_owned(s)`, and `shards_of` names the same shards.
+    #[test]
+    fn shard_ownership_has_one_rule() {
+        for owners in [1, 2, 3, 4, 7, 64, 100] {
+            let mut set = KeySet::new();
+            let shards = set.shards.len();
+            let starts: Vec<*const Shard> = set.shards.iter().map(|s| s as *const Shard).collect();
+            let split = set.split_among(owners);
+            assert_eq!(split.len(), owners);
+            assert_eq!(split.iter().map(Vec::len).sum::<usize>(), shards);
+            for (shard, &start) in starts.iter().enumerate() {
+                let owner = owner_of(shard, owners);
+                let held: &Shard = split[owner][place_among_owned(shard, owners)];
+                assert!(
+                    std::ptr::eq(held, start),
+                    "shard {shard} of {owners} owners"
+                );
+            }
+            for (owner, mine) in split.iter().enumerate() {
+                let named: Vec<usize> = shards_of(owner, owners, shards).collect();
+                assert_eq!(named.len(), mine.len());
+                for (place, &shard) in named.iter().enumerate() {
+                    assert!(std::ptr::eq(&*mine[place], starts[shard]));
+                }
+            }
+        }
+    }
+
+    /// A shard is grown ahead only once nearly full and within the allowance, by what an
+    /// insertion would grow it by, and keeps every key; the copy must go in before any other
+    /// key does.
+    #[test]
+    fn a_shard_grown_ahead_keeps_its_keys() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
+        shard.grow(1000).unwrap();
+        let mut allowance = usize::MAX;
+        let mut i = 0;
+        while shard.len() * 100 < 1000 * AHEAD_PERCENT - 100 {
+            shard.insert(key(i), &mut allowance, false).unwrap();
+            i += 1;
+            assert!(shard.grown_ahead(usize::MAX).is_none(), "not due at {i}");
+        }
+        shard.insert(key(i), &mut allowance, false).unwrap();
+        i += 1;
+        assert!(
+            shard.grown_ahead(1500 * SLOT_BYTES).is_none(),
+            "not within the allowance"
+        );
+        let grown = shard.grown_ahead(usize::MAX).expect("due");
+        assert_eq!(grown.bytes, 500 * SLOT_BYTES);
+        shard.put_grown(grown);
+        assert_eq!(shard.table.len(), 1500);
+        assert_eq!(shard.len(), i as usize);
+        assert!((0..i).all(|k| shard.contains(key(k))));
+        let grown = shard.grown_ahead(usize::MAX);
+        assert!(grown.is_none(), "two thirds as full now");
+        // A copy taken before an insertion would lose the key: refused.
+        while shard.len() * 100 < 1500 * AHEAD_PERCENT {
+            shard.insert(key(i), &mut allowance, false).unwrap();
+            i += 1;
+        }
+        let grown = shard.grown_ahead(usize::MAX).expect("due");
+        shard.insert(key(i), &mut allowance, false).unwrap();
+        let late =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shard.put_grown(grown)));
+        assert!(late.is_err());
+    }
+
+    #[test]
+    fn a_shards_words_come_out_ascending_whatever_its_clusters() {
+        use std::collections::BTreeSet;
+        for (slots, keys, seed) in [
+            (1000, 700, 1u64),
+            (1000, 900, 2),
+            (64, 57, 3),
+            (5000, 4400, 4),
+        ] {
+            let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
+            shard.grow(slots).unwrap();
+            let mut words = BTreeSet::new();
+            let mut x = seed;
+            let mut none = 0;
+            while words.len() < keys {
+                x = x
+                    .wrapping_mul(0x5851_f42d_4c95_7f2d)
+                    .wrapping_add(0x1405_7b7e_f767_814f);
+                // A third crowd the top of the word space: their home is the last slot, and
+                // they run on into the first ones, among words whose homes are there.
+                let word = if x % 3 == 0 {
+                    u64::MAX - (x >> 40)
+                } else {
+                    x | 1
+                };
+                if shard.insert(word as u128, &mut none, true) == Ok(true) {
+                    words.insert(word);
+                }
+            }
+            let table = shard.table.as_slice();
+            assert!(
+                home(table[0].word, slots) > 0,
+                "the probes ran past the end"
+            );
+            let sorted = shard.sorted_entries(&|| false).unwrap();
+            let sorted = sorted.iter().map(|e| (value_in(e) >> EXT_BITS) as u64);
+            assert!(
+                sorted.eq(words.iter().copied()),
+                "{slots} slots, {keys} keys"
+            );
+            assert_eq!(shard.sorted_entries(&|| true), None);
+        }
+    }
+
+    /// Keys are told apart by 80 bits: the shard's 6, the word's 64 and 10 more.
+    #[test]
+    fn keys_differing_in_any_of_80_bits_stay_apart() {
+        let a = 0x0123_4567_89ab_cdef_u128 | 5 << 90;
+        for frozen in [false, true] {
+            let mut set = KeySet::new();
+            let kept = [0, 64, 70, 73, 122, 127].map(|bit| a ^ 1 << bit);
+            for &key in &kept {
+                assert_eq!(set.insert(key, usize::MAX, false), Ok(true), "{key:x}");
+            }
+            if frozen {
+                assert!(set.freeze_all(None, &|| false).is_some());
+            }
+            for &key in &kept {
+                assert!(set.contains(key), "{key:x}");
+                // Bits 74 to 121 are not kept.
+                assert_eq!(set.insert(key ^ 1 << 80, usize::MAX, false), Ok(false));
+            }
+            assert!(!set.contains(a ^ 1 << 65) && !set.contains(a ^ 1 << 3));
+        }
+    }
+
+    /// Frozen, keys of one level in 16 stay for good; those of the other spaced levels (one
+    /// in `keep_every`) go once their block's newest level is `4 * kept_for` back, the others
+    /// once theirs is `kept_for` back; a checkpoint's copy keeps every set as it was.
+    #[test]
+    fn keys_go_once_their_term_is_over_and_those_kept_for_good_stay() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        for every in [2u32, 4] {
+            let forgetting = Forgetting {
+                kept_for: 4,
+                keep_every: every,
+            };
+            let mut set = KeySet::with_census(None, forgetting);
+            fill_levels(&mut set, 0..40, 1000, true);
+            // Frozen at level 39: kept long until 16 levels after the newest level kept long
+            // in their block of 4, short for 4 after their own (blocks of one level).
+            let for_good = |level: u128| level.is_multiple_of(16);
+            let long = |level: u128| !for_good(level) && level.is_multiple_of(u128::from(every));
+            let newest_in_block = |level: u128| {
+                (level / 4 * 4..=level / 4 * 4 + 3)
+                    .filter(|&l| long(l))
+                    .max()
+            };
+            let expected = |level: u128, at: u128| {
+                for_good(level)
+                    || (long(level) && newest_in_block(level).is_some_and(|n| n + 16 >= at))
+                    || level + 4 >= at
+            };
+            let held = |set: &KeySet, at: u128| {
+                (0..40u128).all(|level| {
+                    (0..1000).all(|j| set.contains(key(level * 1000 + j)) == expected(level, at))
+                })
+            };
+            assert!(held(&set, 39), "every {every}");
+            let kept_levels = (0..40).filter(|&l| expected(l, 39)).count();
+            assert_eq!(set.len(), kept_levels * 1000);
+            let mut copy = Vec::new();
+            let written = set.write_values(&mut copy).unwrap();
+            assert_eq!(written, copy.len() as u64);
+            let mut again =
+                KeySet::read_values(&mut copy.as_slice(), None, forgetting, 39).unwrap();
+            assert!(held(&again, 39));
+            again.set_level(44);
+            assert!(again.freeze_all(None, &|| false).is_some());
+            assert!(held(&again, 44), "resumed, every {every}");
+            again.set_level(60);
+            assert!(again.freeze_all(None, &|| false).is_some());
+            assert_eq!(again.len(), 3000);
+            // Cut short or out of order: an error, not a set.
+            assert!(
+                KeySet::read_values(&mut &copy[..copy.len() - 3], None, forgetting, 39).is_err()
+            );
+            // (Shard 0's first two keys, after its tags' headers and its count.)
+            let tags = u64::from_le_bytes(copy[..8].try_into().unwrap()) as usize;
+            let first = 8 + 12 * tags + 8;
+            let (a, b) = (first..first + 10, first + 10..first + 20);
+            let mut swapped = copy.clone();
+            swapped[a.clone()].copy_from_slice(&copy[b.clone()]);
+            swapped[b].copy_from_slice(&copy[a]);
+            assert!(KeySet::read_values(&mut swapped.as_slice(), None, forgetting, 39).is_err());
+        }
+    }
+
+    /// A table that spans more levels than its tags tell apart is frozen conservatively: no
+    /// key goes before its term is over, and keys of long ago do go.
+    #[test]
+    fn keys_of_a_table_spanning_many_levels_go_no_sooner_than_their_term() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let forgetting = Forgetting {
+            kept_for: 4,
+            keep_every: 16,
+        };
+        let mut set = KeySet::with_census(None, forgetting);
+        fill_levels(&mut set, 0..41, 100, false);
+        assert!(set.freeze_all(None, &|| false).is_some());
+        let held = |level: u128| (0..100).all(|j| set.contains(key(level * 100 + j)));
+        for level in 0..=40u128 {
+            if level.is_multiple_of(16) || level + 4 >= 40 {
+                assert!(held(level), "level {level}");
+            }
+        }
+        // Levels 1-3 share their tags with 33-35, let go of at 40.
+        assert!((1..=3).all(|level| !held(level)));
+        assert!(set.len() < 41 * 100);
+    }
+
+    /// A checkpoint's keys kept long or short with a damaged tag header are refused.
+    #[test]
+    fn a_damaged_set_header_is_refused() {
+        let forgetting = Forgetting::default();
+        let mut set = KeySet::with_census(None, forgetting);
+        set.set_level(1);
+        // A key of shard 0: its tag's header comes first.
+        assert_eq!(set.insert(12345, usize::MAX, false), Ok(true));
+        let mut copy = Vec::new();
+        set.write_values(&mut copy).unwrap();
+        assert_eq!(u64::from_le_bytes(copy[..8].try_into().unwrap()), 1);
+        assert!(KeySet::read_values(&mut copy.as_slice(), None, forgetting, 1).is_ok());
+        let damaged = |at: usize, value: u32| {
+            let mut bad = copy.clone();
+            bad[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
+        };
+        let tag = u32::from_le_bytes(copy[8..12].try_into().unwrap());
+        assert!(damaged(8, Tag::FOR_GOOD.bits()), "a tag kept for good");
+        assert!(damaged(8, tag + 1), "the keys' tag not named");
+        assert!(damaged(12, 2), "oldest after newest");
+        // The key's own tag: one no key can have, or another's.
+        let entry_at = 8 + 12 + 8;
+        let with_tag = |bits: u8| {
+            let mut bad = copy.clone();
+            bad[entry_at] = bad[entry_at] & !0x3f | bits;
+            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
+        };
+        assert!(!with_tag(tag as u8), "the key as written");
+        assert!(with_tag(1), "a tag no key has");
+        assert!(with_tag(tag as u8 + 1), "a tag without a header");
+    }
+
+    /// Once the keys kept for good take half of what the set took before a freeze, only every
+    /// fourth level's are kept for good from then on; at three quarters every eighth, at seven
+    /// eighths every sixteenth; keys kept later are transient or not by that spacing.
+    #[test]
+    fn levels_kept_for_good_space_out_as_they_fill_the_set() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let every = |set: &KeySet| set.clock.keep_every();
+        let for_good = |set: &KeySet| -> usize { set.shards.iter().map(Shard::spaced_bytes).sum() };
+        let fill = |set: &mut KeySet, level: u32, keys: std::ops::Range<u128>| {
+            set.set_level(level);
+            for i in keys {
+                assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+            }
+        };
+        let mut set = KeySet::new();
+        fill(&mut set, 0, 0..200_000);
+        let room = set.bytes();
+        assert!(set.freeze(None, &|| false).is_some_and(|freed| freed > 0));
+        let share = for_good(&set) as f64 / room as f64;
+        let expected = match share {
+            s if s <= 0.5 => 2,
+            s if s <= 0.75 => 4,
+            s if s <= 0.875 => 8,
+            _ => 16,
+        };
+        assert_eq!(
+            every(&set),
+            expected,
+            "kept for good: {share:.3} of the set"
+        );
+        // A few keys more: those kept for good take nearly all, every sixteenth level from now.
+        // (Too few to be worth a freeze: the spacing is widened all the same.)
+        fill(&mut set, 2, 200_000..202_000);
+        assert_eq!(set.freeze(None, &|| false), Some(0));
+        assert_eq!(every(&set), 16);
+        let transient = |set: &KeySet| -> usize {
+            set.shards
+                .iter()
+                .map(|s| s.tally.of_term(Term::Short))
+                .sum()
+        };
+        let before = transient(&set);
+        fill(&mut set, 16, 202_000..203_000);
+        fill(&mut set, 17, 203_000..203_500);
+        fill(&mut set, 18, 203_500..204_000);
+        assert_eq!(transient(&set) - before, 1000);
+        assert!((0..204_000).all(|i| set.contains(key(i))));
+        // Asked for, the spacing is a power of two from 2 to 16 (every 16th level kept for
+        // good is what ends ghosts).
+        for (asked, spacing) in [(0, 2), (3, 4), (16, 16), (64, 16)] {
+            let forgetting = Forgetting {
+                kept_for: 4,
+                keep_every: asked,
+            };
+            assert_eq!(every(&KeySet::with_census(None, forgetting)), spacing);
+        }
+    }
+
+    /// A set with keys `0..300_000` of `key` frozen (enough for every shard to freeze) and
+    /// `300_000..301_000` in the tables.
+    fn partly_frozen(key: impl Fn(u128) -> u128) -> KeySet {
+        let mut set = KeySet::new();
+        for i in 0..300_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        assert!(set.freeze(None, &|| false).is_some());
+        for i in 300_000..301_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        set
+    }
+
+    #[test]
+    fn an_insertion_past_the_frozen_set_still_finds_the_tables_keys() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = partly_frozen(key);
+        let mut insert = |i: u128| {
+            let shard = &mut set.shards[shard_of(key(i))];
+            assert!(shard.frozen.is_some());
+            let mut allowance = usize::MAX;
+            shard.insert_with(key(i), &mut allowance, false, FrozenLookUp::Done)
+        };
+        // In a table: found there; new: inserted, then found.
+        assert!((300_000..301_000).all(|i| insert(i) == Ok(false)));
+        assert!((301_000..302_000).all(|i| insert(i) == Ok(true)));
+        assert!((301_000..302_000).all(|i| insert(i) == Ok(false)));
+        assert!((0..302_000).all(|i| set.contains(key(i))));
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "missing from the frozen set")]
+    fn an_insertion_told_a_frozen_key_was_missing_is_caught() {
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = partly_frozen(key);
+        let shard = &mut set.shards[shard_of(key(5))];
+        let mut allowance = usize::MAX;
+        let _ = shard.insert_with(key(5), &mut allowance, false, FrozenLookUp::Done);
+    }
+
+    #[test]
+    fn a_stopped_freeze_leaves_every_key_in_place() {
+        use std::sync::atomic::AtomicUsize;
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
+        let mut set = KeySet::new();
+        for i in 0..300_000u128 {
+            assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+        }
+        let all_there = |set: &KeySet| (0..300_000u128).all(|i| set.contains(key(i)));
+        let bytes = set.bytes();
+        assert_eq!(set.freeze(None, &|| true), None);
+        assert!(all_there(&set) && set.len() == 300_000 && set.bytes() == bytes);
+        // Stopped after ten shards: those are frozen, the others as they were.
+        let polls = AtomicUsize::new(0);
+        let after_ten = || polls.fetch_add(1, Ordering::Relaxed) >= 10;
+        assert_eq!(set.freeze(None, &after_ten), None);
+        assert!(all_there(&set) && set.len() == 300_000);
+        assert!(set.bytes() < bytes);
+        assert_eq!(set.shards.iter().filter(|s| s.frozen.is_some()).count(), 10);
+        // Not stopped: all frozen, and the set still takes new keys.
+        let frozen = set.freeze(None, &|| false);
+        assert!(frozen.is_some_and(|freed| freed > 0));
+        assert!(set.shards.iter().all(|s| s.frozen.is_some()));
+        assert!(all_there(&set) && set.len() == 300_000);
+        assert_eq!(set.insert(key(300_000), usize::MAX, false), Ok(true));
+        assert_eq!(set.insert(key(5), usize::MAX, false), Ok(false));
+    }
+}
+
+/// A map keyed by position keys. The keys are Zobrist sums, already uniform, so hashing them
+/// again (the standard map's SipHash) is wasted work: their own bits serve.
+pub(crate) type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`KeyMap`]: folds the key's two halves.
+#[derive(Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn write_u128(&mut self, key: u128) {
+        self.0 = key as u64 ^ (key >> 64) as u64;
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u128 keys are hashed; anything else still gets a usable (FNV-1a) hash.
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
