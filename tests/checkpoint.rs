@@ -9,7 +9,7 @@ mod common;
 use common::{helpmates, nomates};
 use kyozume::search::{
     verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, Limits,
-    Outcome, SearchError, SearchResult, Solutions, Solver, Strategy,
+    Outcome, PassTuning, SearchError, SearchResult, Solutions, Solver, Strategy, Tuning,
 };
 use kyozume::shogi::Position;
 use rand::{Rng, SeedableRng};
@@ -78,7 +78,10 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
             strategy: Strategy::BreadthFirst,
             solution_limit: 5,
             threads,
-            parallel_from_positions: Some(1),
+            tuning: Tuning {
+                pass: PassTuning::threads_on_every_level(),
+                ..Tuning::default()
+            },
             disk: disk(dir.path()),
             ..Default::default()
         };
@@ -95,14 +98,20 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
         // cut: keys frozen after every level, all but every fourth level's let go of two
         // levels later.
         let stores = Limits {
-            freeze_every_level: i % 3 == 2,
-            forgetting: if i % 3 == 2 {
-                Forgetting {
-                    kept_for: 2,
-                    keep_every: 4,
-                }
-            } else {
-                Forgetting::default()
+            tuning: Tuning {
+                pass: PassTuning {
+                    freeze_every_level: i % 3 == 2,
+                    forgetting: if i % 3 == 2 {
+                        Forgetting {
+                            kept_for: 2,
+                            keep_every: 4,
+                        }
+                    } else {
+                        Forgetting::default()
+                    },
+                    ..limits.tuning.pass.clone()
+                },
+                ..limits.tuning.clone()
             },
             ..limits.clone()
         };

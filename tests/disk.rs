@@ -7,8 +7,8 @@ mod common;
 
 use common::{helpmates, nomates, Engine};
 use kyozume::search::{
-    verify_helpmate, DiskBudget, DiskError, Limits, Outcome, SearchError, SearchResult, Solutions,
-    Solver, Strategy,
+    verify_helpmate, DiskBudget, DiskError, Limits, Outcome, PassTuning, SearchError, SearchResult,
+    Solutions, Solver, Strategy, Tuning,
 };
 use kyozume::shogi::Position;
 use std::path::Path;
@@ -74,7 +74,10 @@ fn links_on_disk_give_the_same_lengths_counts_and_lines() {
             strategy: Strategy::BreadthFirst,
             solution_limit: 5,
             threads,
-            parallel_from_positions: Some(1),
+            tuning: Tuning {
+                pass: PassTuning::threads_on_every_level(),
+                ..Tuning::default()
+            },
             ..Default::default()
         };
         let in_memory = solve(64, sfen, &limits, &stop, &mut |_| {}).unwrap();

@@ -11,8 +11,8 @@ mod common;
 
 use common::{helpmate_sfen, rows_up_to};
 use kyozume::search::{
-    verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, Limits, LocalRank, Outcome, Ranks,
-    SearchResult, Solver, Strategy, Transport,
+    verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, Limits, LocalRank, Outcome,
+    PassTuning, Ranks, SearchResult, Solver, Strategy, Transport, Tuning,
 };
 use kyozume::shogi::Position;
 use rand::{Rng, SeedableRng};
@@ -106,12 +106,28 @@ fn ranks_give_one_process_lengths_counts_and_lines() {
             let limits = match ranks {
                 2 => Limits {
                     threads: 2,
-                    parallel_batch_positions: Some(2),
-                    ranges_from: Some(0),
+                    tuning: Tuning {
+                        pass: PassTuning {
+                            parallel_batch_positions: Some(2),
+                            ranges_from: 0,
+                            ..PassTuning::default()
+                        },
+                        ..limits.tuning.clone()
+                    },
                     ..limits.clone()
                 },
                 _ => Limits {
-                    ranges_from: (i % 2 == 1).then_some(0),
+                    tuning: Tuning {
+                        pass: PassTuning {
+                            ranges_from: if i % 2 == 1 {
+                                0
+                            } else {
+                                PassTuning::default().ranges_from
+                            },
+                            ..PassTuning::default()
+                        },
+                        ..limits.tuning.clone()
+                    },
                     ..limits.clone()
                 },
             };
@@ -285,7 +301,13 @@ fn ranks_cut_off_at_a_random_level_resume_to_the_same_answer() {
         // Two ranks and three in turn; every third row with the keys frozen after each level.
         let ranks = 2 + (i / 2) % 2;
         let limits = Limits {
-            freeze_every_level: i % 3 == 0,
+            tuning: Tuning {
+                pass: PassTuning {
+                    freeze_every_level: i % 3 == 0,
+                    ..limits.tuning.pass.clone()
+                },
+                ..limits.tuning.clone()
+            },
             ..limits
         };
         let cut_off = Limits {

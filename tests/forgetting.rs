@@ -8,7 +8,8 @@ mod common;
 
 use common::{helpmates, nomates};
 use kyozume::search::{
-    verify_helpmate, Forgetting, Limits, Outcome, SearchResult, Solutions, Solver, Strategy,
+    verify_helpmate, Forgetting, Limits, Outcome, PassTuning, SearchResult, Solutions, Solver,
+    Strategy, Tuning,
 };
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
@@ -51,18 +52,33 @@ fn forgetting_keeps_every_length_count_and_line() {
             strategy: Strategy::BreadthFirst,
             solution_limit: 5,
             threads: 1 + i % 2,
-            parallel_from_positions: Some(1),
-            narrow_below: (i % 3 == 0).then_some(0),
+            tuning: Tuning {
+                pass: PassTuning {
+                    narrow_below: if i % 3 == 0 {
+                        0
+                    } else {
+                        PassTuning::default().narrow_below
+                    },
+                    ..PassTuning::threads_on_every_level()
+                },
+                ..Tuning::default()
+            },
             ..Default::default()
         };
         let (outcome, solutions, kept) = solve(64, sfen, &limits);
         let forced = Limits {
-            freeze_every_level: true,
-            // Every third row keeps every eighth level for good, every third every fourth:
-            // ghosts of ghosts go on for up to seven levels.
-            forgetting: Forgetting {
-                kept_for: 2,
-                keep_every: [2, 4, 8][i / 2 % 3],
+            tuning: Tuning {
+                pass: PassTuning {
+                    freeze_every_level: true,
+                    // Every third row keeps every eighth level for good, every third every
+                    // fourth: ghosts of ghosts go on for up to seven levels.
+                    forgetting: Forgetting {
+                        kept_for: 2,
+                        keep_every: [2, 4, 8][i / 2 % 3],
+                    },
+                    ..limits.tuning.pass.clone()
+                },
+                ..limits.tuning.clone()
             },
             ..limits
         };
@@ -101,9 +117,15 @@ fn forgetting_when_memory_runs_short_keeps_the_answer() {
         let tight = Limits {
             threads,
             time: Some(Duration::from_secs(300)),
-            forgetting: Forgetting {
-                kept_for: 2,
-                keep_every: 2,
+            tuning: Tuning {
+                pass: PassTuning {
+                    forgetting: Forgetting {
+                        kept_for: 2,
+                        keep_every: 2,
+                    },
+                    ..PassTuning::default()
+                },
+                ..Tuning::default()
             },
             disk: kyozume::search::DiskBudget {
                 dir: Some(dir.path().to_path_buf()),

@@ -8,7 +8,7 @@
 
 mod common;
 
-use kyozume::search::{Limits, Outcome, Solver, Strategy};
+use kyozume::search::{Limits, Outcome, PassTuning, Solver, Strategy, Tuning};
 use kyozume::shogi::movegen::{self, MoveList};
 use kyozume::shogi::stipulation::verify_solution;
 use kyozume::shogi::{Color, Conditions, Goal, PieceType, Position, Square, Stipulation};
@@ -648,7 +648,10 @@ fn fairy_mates_lengths_deepening_the_pass_and_its_links_on_disk_agree() {
                     strategy,
                     threads,
                     solution_limit: 3,
-                    parallel_from_positions: Some(1),
+                    tuning: Tuning {
+                        pass: PassTuning::threads_on_every_level(),
+                        ..Tuning::default()
+                    },
                     disk: kyozume::search::DiskBudget {
                         dir: disk.map(|d| d.to_path_buf()),
                         cap_bytes: 1 << 30,

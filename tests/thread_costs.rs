@@ -5,7 +5,7 @@
 //! the fix, helper threads made the main search's iterations look cheap, sent the 13-ply problem
 //! into a breadth-first pass, and two threads searched 24 M nodes where one searched 3.8 M.
 
-use kyozume::search::{verify_helpmate, Limits, Outcome, Solver};
+use kyozume::search::{verify_helpmate, Limits, Outcome, Solver, Tuning};
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
 
@@ -23,7 +23,10 @@ fn nodes(sfen: &str, plies: u32, hash_mb: usize, threads: usize, beyond_cores: b
     let limits = Limits {
         threads,
         solution_limit: 2,
-        helpers_beyond_cores: beyond_cores,
+        tuning: Tuning {
+            helpers_beyond_cores: beyond_cores,
+            ..Tuning::default()
+        },
         ..Default::default()
     };
     let mut solver = Solver::new(hash_mb).unwrap();

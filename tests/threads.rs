@@ -9,7 +9,9 @@
 mod common;
 
 use common::{helpmates, nomates};
-use kyozume::search::{verify_helpmate, Limits, Outcome, SearchResult, Solver, Strategy};
+use kyozume::search::{
+    verify_helpmate, Limits, Outcome, PassTuning, SearchResult, Solver, Strategy, Tuning,
+};
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
 
@@ -28,12 +30,16 @@ fn solve(
     let limits = Limits {
         strategy,
         threads,
-        parallel_from_positions: Some(1),
-        parallel_slice_positions: Some(slice),
-        parallel_batch_positions: Some(2),
-        narrow_below,
-        helpers_from_nodes: Some(0),
-        helpers_beyond_cores: true,
+        tuning: Tuning {
+            helpers_from_nodes: 0,
+            helpers_beyond_cores: true,
+            pass: PassTuning {
+                parallel_slice_positions: slice,
+                parallel_batch_positions: Some(2),
+                narrow_below: narrow_below.unwrap_or(PassTuning::default().narrow_below),
+                ..PassTuning::threads_on_every_level()
+            },
+        },
         solution_limit: 3,
         ..Default::default()
     };

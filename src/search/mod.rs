@@ -6,6 +6,7 @@ mod bfs;
 mod count;
 mod helpmate;
 mod interrupt;
+mod limits;
 mod machine;
 mod memory;
 pub use memory::tune_allocator;
@@ -18,12 +19,13 @@ use crate::shogi::stipulation::{verify_solution, StipulationError};
 use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
 pub use bfs::{
     bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, LevelStats,
-    LocalRank, Transport, GAP_BUCKETS,
+    LocalRank, PassTuning, Transport, GAP_BUCKETS,
 };
 #[cfg(feature = "mpi")]
 pub use bfs::{start_mpi, MpiRank, MpiThread};
 use helpmate::{Buffers, Iteration};
 use interrupt::{Abort, Interrupt};
+pub use limits::{Limits, Ranks, Strategy, Tuning};
 use machine::cores;
 use path::PathSet;
 use smp::{Helper, SharedIteration};
@@ -36,91 +38,6 @@ pub use tt::{AllocError, TranspositionTable, NEVER};
 /// Stack size for threads that run the search: the recursion is one frame per ply and helpmates
 /// run to tens of thousands of plies.
 pub const SEARCH_STACK_BYTES: usize = 1 << 30;
-
-/// What to stop at, besides an external stop flag, and how to search.
-#[derive(Clone, Debug, Default)]
-pub struct Limits {
-    /// What the problem asks for (H#, HS#, the defender first or not).
-    pub stipulation: Stipulation,
-    /// Wall-clock limit for the whole search.
-    pub time: Option<Duration>,
-    /// Do not look for mates longer than this many plies.
-    pub max_plies: Option<u32>,
-    pub strategy: Strategy,
-    /// Count shortest solutions up to this many (0 or 1: do not count).
-    pub solution_limit: usize,
-    /// Search threads (0 or 1: the calling thread alone). Results do not depend on it.
-    pub threads: usize,
-    /// Breadth-first levels at least this wide are expanded with all threads (None: the
-    /// default, 16; tests set 1 to send every level through the threaded expansion).
-    pub parallel_from_positions: Option<usize>,
-    /// Positions the threads expand before inserting their children (None: the default,
-    /// 65,536; tests set a few to cut every level into many slices).
-    pub parallel_slice_positions: Option<usize>,
-    /// Positions in each batch a thread takes of a slice, and the fewest in a thread's share
-    /// of a distributed pass's level (None: sized to the slice, 8 to 64; 64 for the shares;
-    /// tests set 2 so that the threads' batches interleave finely).
-    pub parallel_batch_positions: Option<usize>,
-    /// Breadth-first levels narrower than this run with all threads in one loop (None: the
-    /// default, 4,096; 0: never; tests set 0 to send every level through the per-level
-    /// threaded expansion).
-    pub narrow_below: Option<usize>,
-    /// A distributed pass numbers a level's new positions by ranges of their parents, rather
-    /// than by gathering every rank's, once the level before is this wide times the ranks
-    /// less one (None: the default, 65,536; tests set 0 to take the ranges on every level).
-    pub ranges_from: Option<u64>,
-    /// Where the breadth-first pass sends the figures of each level it finishes.
-    pub level_log: Option<crossbeam_channel::Sender<LevelStats>>,
-    /// Deepening iterations get helper threads once the previous one took this many nodes
-    /// (None: the default, [`HELPERS_FROM_NODES`]; tests set 0 to share every iteration).
-    pub helpers_from_nodes: Option<u64>,
-    /// Deepening helpers even beyond the machine's cores (tests: to run three helpers on a
-    /// two-core machine). Otherwise a helper with no core of its own would only take time from
-    /// the main search (the 13-ply `9/9/9/9/9/9/4k4/9/9 b S2N2P2r2b4g3s2n4l16p 1` at four
-    /// threads on two cores: 1.10 s against 0.95 s at one thread).
-    pub helpers_beyond_cores: bool,
-    /// Where the breadth-first pass may put its links once memory runs short (the default:
-    /// nowhere; the engine and the command line allow `DiskCap` in `TempDir`).
-    pub disk: DiskBudget,
-    /// Checkpoints of the breadth-first pass, and whether it starts from one (None: none).
-    pub checkpoint: Option<Checkpointing>,
-    /// Which keys the breadth-first pass lets go of once memory is short (the default: keys of
-    /// one level in 16 kept for good, of every other level for 1,024 levels, the others for
-    /// 256; tests let them go after 2 levels so that positions are forgotten and expanded
-    /// again all the time).
-    pub forgetting: Forgetting,
-    /// The breadth-first pass freezes its keys after every level, as when memory runs short
-    /// (tests: the frozen stores on every level of small problems).
-    pub freeze_every_level: bool,
-    /// The ranks the breadth-first pass is shared among, this solver being one of them: the
-    /// pass starts at once, and every rank's solver, given the same problem and limits, gives
-    /// the same answer.
-    pub ranks: Option<Ranks>,
-}
-
-/// One rank of a distributed breadth-first pass (see [`Limits::ranks`]).
-#[derive(Clone)]
-pub struct Ranks(pub std::sync::Arc<dyn Transport>);
-
-impl std::fmt::Debug for Ranks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "rank {} of {}", self.0.rank(), self.0.ranks())
-    }
-}
-
-/// Which searches to use. Both give the same answers; `Auto` is the fastest.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Strategy {
-    /// Iterative deepening for short lengths, then a breadth-first pass within the memory
-    /// budget, then iterative deepening again if that runs out.
-    #[default]
-    Auto,
-    /// Iterative deepening only.
-    Deepening,
-    /// The breadth-first pass from the start (falling back to deepening when memory runs
-    /// out): for tests and comparisons.
-    BreadthFirst,
-}
 
 /// Progress report, sent after each deepening iteration and at least once a second.
 #[derive(Clone, Debug)]
@@ -625,46 +542,28 @@ impl<'s, 'p> Run<'s, 'p> {
             // No threads to be had: one thread does the same work.
             solver.pool = None;
         }
-        let bfs_limits = bfs::BfsLimits {
-            level_log: self.limits.level_log.clone(),
-            budget_bytes: reserve_bytes,
+        let distributed = self.limits.ranks.is_some();
+        let bfs_limits = bfs::PassLimits {
+            level_log: self.limits.level_log.as_ref(),
+            // A distributed pass takes the whole memory: it is all there is to such a search.
+            budget_bytes: match distributed {
+                true => hash_mb.saturating_sub(1).max(1) << 20,
+                false => reserve_bytes,
+            },
             solution_cap: self.limits.solution_limit.max(1) as u32,
             selfmate: self.limits.stipulation.goal == Goal::Selfmate,
             rules: self.limits.stipulation.rules(),
             max_plies: self.max_plies,
             interrupt: self.interrupt,
             pool: solver.pool.as_ref().filter(|_| threads >= 2),
-            parallel_from_positions: self
-                .limits
-                .parallel_from_positions
-                .unwrap_or(bfs::PARALLEL_FROM_POSITIONS),
-            parallel_slice_positions: self
-                .limits
-                .parallel_slice_positions
-                .unwrap_or(bfs::SLICE_POSITIONS),
-            parallel_batch_positions: self.limits.parallel_batch_positions,
-            narrow_below: self.limits.narrow_below.unwrap_or(bfs::NARROW_BELOW),
-            ranges_from: self.limits.ranges_from.unwrap_or(bfs::RANGES_FROM),
-            narrow_claims_percent: bfs::NARROW_CLAIMS_PERCENT,
-            narrow_key_allowance: usize::MAX,
-            disk: self.limits.disk.clone(),
-            give_up_when_bushy: self.limits.strategy == Strategy::Auto,
-            // (Tests that choose the levels the threads take want them from the first.)
-            threads_from_nodes: match self.limits.parallel_from_positions {
-                Some(_) => 0,
-                None => bfs::THREADS_FROM_NODES,
-            },
+            disk: &self.limits.disk,
+            // (Ranks go on together to the end: none may give way to deepening alone.)
+            give_up_when_bushy: self.limits.strategy == Strategy::Auto && !distributed,
             checkpoint,
-            forgetting: self.limits.forgetting,
-            freeze_every_level: self.limits.freeze_every_level,
+            tuning: &self.limits.tuning.pass,
         };
         if let Some(ranks) = &self.limits.ranks {
-            // The pass takes the whole memory: it is all there is to a distributed search.
             solver.tt = TranspositionTable::new_lazy(1).expect("a 1 MB table");
-            let bfs_limits = bfs::BfsLimits {
-                budget_bytes: hash_mb.saturating_sub(1).max(1) << 20,
-                ..bfs_limits
-            };
             let outcome =
                 bfs::distributed::search(&self.pos, &bfs_limits, &*ranks.0, &mut self.nodes);
             self.solver.tt = TranspositionTable::new_lazy(table_mb)
@@ -854,7 +753,7 @@ impl<'s, 'p> Run<'s, 'p> {
     /// How many helper threads share the next deepening iteration (their states made if
     /// needed; fewer if their memory cannot be had).
     fn helpers_for_iteration(&mut self) -> usize {
-        let from = self.limits.helpers_from_nodes.unwrap_or(HELPERS_FROM_NODES);
+        let from = self.limits.tuning.helpers_from_nodes;
         if self.limits.threads < 2
             || self.last_iteration_nodes < from
             || self.solver.pool(self.limits.threads).is_none()
@@ -870,7 +769,7 @@ impl<'s, 'p> Run<'s, 'p> {
             .map_or(0, |c| c.bytes().div_ceil(1 << 20));
         let share_mb =
             (self.solver.hash_mb - table_mb(self.solver.hash_mb)).saturating_sub(kept_mb);
-        let cores = if self.limits.helpers_beyond_cores {
+        let cores = if self.limits.tuning.helpers_beyond_cores {
             usize::MAX
         } else {
             cores()

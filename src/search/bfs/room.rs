@@ -4,6 +4,9 @@
 use crate::search::bfs::keys::KeySet;
 use crate::search::bfs::levels::disk::{DiskBudget, DiskError};
 use crate::search::bfs::levels::graph::{LevelGraph, DISK_STEP_BYTES};
+use crate::search::bfs::levels::level::LevelPositions;
+use crate::search::bfs::limits::PassLimits;
+use crate::search::bfs::outcome::{BfsOutcome, GiveUp};
 use crate::search::interrupt::{Abort, Interrupt};
 use std::time::Instant;
 
@@ -38,6 +41,17 @@ pub(super) struct Places<'a> {
 }
 
 /// Why no room was made, beyond there being none to be had.
+impl<'a> Places<'a> {
+    /// Where the pass under `limits` makes room.
+    pub(super) fn of(limits: &'a PassLimits) -> Places<'a> {
+        Places {
+            disk: limits.disk,
+            pool: limits.pool,
+            interrupt: limits.interrupt,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(super) enum NoRoom {
     Disk(DiskError),
@@ -143,6 +157,58 @@ impl LastResorts {
             }
             Some(LastResort::Cram) => true,
             None => false,
+        }
+    }
+}
+
+/// Brings the pass back within its budget after a level (see `make_room`); the bytes used,
+/// or the pass's outcome if it must give up (`lower_bound`: the next level's).
+pub(super) fn settle_memory(
+    (seen, graph, level, counts): (&mut KeySet, &mut LevelGraph, &LevelPositions, &Vec<u32>),
+    budget: &mut usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    limits: &PassLimits,
+    lower_bound: u32,
+) -> Result<usize, BfsOutcome> {
+    let fixed = level.bytes() + counts.capacity() * 4;
+    if with_room(
+        (seen, graph, fixed),
+        budget,
+        more_memory,
+        limits,
+        (0, lower_bound),
+    )? {
+        Ok(seen.bytes() + graph.bytes() + fixed)
+    } else {
+        Err(BfsOutcome::GaveUp {
+            lower_bound,
+            reason: GiveUp::Memory,
+        })
+    }
+}
+
+/// `make_room` for the pass: whether what it holds and `beside` fit, or the pass's outcome
+/// where a disk error or the interrupt ends it.
+pub(super) fn with_room(
+    stores: (&mut KeySet, &mut LevelGraph, usize),
+    budget: &mut usize,
+    more_memory: &mut dyn FnMut() -> usize,
+    limits: &PassLimits,
+    (beside, lower_bound): (usize, u32),
+) -> Result<bool, BfsOutcome> {
+    make_room(stores, budget, more_memory, Places::of(limits), beside).map_err(|no_room| {
+        BfsOutcome::GaveUp {
+            lower_bound,
+            reason: no_room.into(),
+        }
+    })
+}
+
+impl From<NoRoom> for GiveUp {
+    fn from(no_room: NoRoom) -> GiveUp {
+        match no_room {
+            NoRoom::Disk(e) => GiveUp::Disk(e),
+            NoRoom::Aborted(abort) => GiveUp::Aborted(abort),
         }
     }
 }

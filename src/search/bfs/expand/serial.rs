@@ -129,7 +129,7 @@ impl children::ChildSink for NextLevel<'_> {
 }
 
 /// Expands one level on this thread. The children of each position are resolved after the
-/// next position's are generated (see `expand.rs`), so that their look-ups overlap. `dead` and
+/// next position's are generated (see `children.rs`), so that their look-ups overlap. `dead` and
 /// `pipeline` are the pass's, kept from level to level.
 pub(crate) fn expand_level(
     seen: &mut KeySet,

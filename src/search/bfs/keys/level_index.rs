@@ -8,7 +8,7 @@
 //!
 //! An entry keeps 80 bits of its key (the low 96 but for the 16 of the level's stamp). Every
 //! key asked for here is already in the key set, which tells keys apart by 80 bits too
-//! (`keyset.rs`): two keys of the set share these 80 with a chance of 2^-80 a pair.
+//! (`set.rs`): two keys of the set share these 80 with a chance of 2^-80 a pair.
 //!
 //! The table is kept from level to level and never emptied: an entry counts only if it bears
 //! the level's stamp (emptying a table of 加藤徹 6935's widest levels at each of its 3,467

@@ -36,16 +36,22 @@ mod shares;
 pub mod transport;
 mod wire;
 
+use crate::search::bfs::bushy::Bushy;
 use crate::search::bfs::expand::children::DeadCache;
+use crate::search::bfs::expand::children::Pipeline;
+use crate::search::bfs::keys::census::GAP_BUCKETS;
 use crate::search::bfs::keys::{KeyMap, KeySet};
 use crate::search::bfs::levels::checkpoint::{self, Checkpoints, Plan, Resumed};
 use crate::search::bfs::levels::disk::DiskError;
 use crate::search::bfs::levels::graph::{LevelGraph, DISK_STEP_BYTES};
 use crate::search::bfs::levels::level::{LevelEdges, LevelPositions};
-use crate::search::bfs::{settle_memory, BfsLimits, BfsOutcome, GiveUp};
+use crate::search::bfs::limits::PassLimits;
+use crate::search::bfs::outcome::{BfsOutcome, GiveUp};
+use crate::search::bfs::pass::{self, Levels, Step};
+use crate::search::bfs::reports::{BfsProgress, LevelStats, Reports};
+use crate::search::bfs::room::settle_memory;
 use crate::search::interrupt::Abort;
 use crate::shogi::{Move, Position};
-pub(crate) use numbering::RANGES_FROM;
 use numbering::{number_by_gathering, number_by_ranges};
 use parking_lot::Mutex;
 use shares::expand_part;
@@ -122,228 +128,398 @@ struct Part {
 /// every rank returns the same outcome, and `nodes` counts the moves of all ranks.
 pub(crate) fn search(
     root: &Position,
-    limits: &BfsLimits,
+    limits: &PassLimits,
     transport: &dyn Transport,
     nodes: &mut u64,
 ) -> BfsOutcome {
     let before = *nodes;
-    let outcome = pass(root, limits, transport, nodes);
+    let outcome = match RankLevels::start(root, limits, transport, nodes) {
+        Ok(mut levels) => {
+            // (Ranks report no progress: their answer comes at the end.)
+            let mut no_progress = |_| {};
+            let mut reports = Reports::new(
+                limits.level_log,
+                &mut no_progress,
+                Instant::now(),
+                Bushy::default(),
+            );
+            pass::run(&mut levels, limits, nodes, &mut reports)
+                .expect("a distributed pass never pauses")
+        }
+        Err(outcome) => outcome,
+    };
     // Every rank's moves, as one process counts them.
     *nodes = before + transport.sum(*nodes - before);
     outcome
 }
 
-fn pass(
-    root: &Position,
-    limits: &BfsLimits,
-    transport: &dyn Transport,
-    nodes: &mut u64,
-) -> BfsOutcome {
-    let (me, ranks) = (transport.rank(), transport.ranks());
-    let cap = limits.solution_cap.max(1);
-    let counting = cap > 1;
-    let mut seen = KeySet::with_census(None, limits.forgetting);
-    let mut part = Part {
-        positions: LevelPositions::default(),
-        globals: Vec::new(),
-        counts: Vec::new(),
-    };
-    if rank_of(root.key(), ranks) == me {
-        let _ = seen.insert(root.key(), usize::MAX, false);
-        part.positions = LevelPositions::root(root, limits.rules);
-        part.globals.push(0);
-        part.counts.push(1);
-    }
-    let mut graph = LevelGraph::default();
-    let mut depth = 0u32;
-    let mut checkpoints = None;
-    if let Some(plan) = &limits.checkpoint {
-        match start_checkpoints(plan, limits, transport) {
-            Ok((started, Some(resumed))) => {
-                seen = resumed.seen;
-                part = Part {
-                    positions: resumed.level,
-                    globals: resumed.globals.unwrap_or_default(),
-                    counts: resumed.counts,
-                };
-                graph = resumed.graph;
-                depth = resumed.depth;
-                *nodes += resumed.nodes;
-                checkpoints = Some(started);
-            }
-            Ok((started, None)) => {
-                graph.named = Some(plan.links_path());
-                checkpoints = Some(started);
-            }
-            Err(e) => {
-                return BfsOutcome::GaveUp {
-                    lower_bound: limits.mate_length(0),
-                    reason: GiveUp::Disk(e),
+/// One rank's share of the pass, as the level loop runs it.
+struct RankLevels<'t> {
+    transport: &'t dyn Transport,
+    me: usize,
+    ranks: usize,
+    seen: KeySet,
+    part: Part,
+    graph: LevelGraph,
+    /// The level about to be expanded.
+    depth: u32,
+    checkpoints: Option<Checkpoints>,
+    dead: DeadCache,
+    /// One a thread, kept from level to level.
+    pipelines: Mutex<Vec<Pipeline>>,
+    /// The figures are summed over the ranks if any rank logs them (rank 0 prints them).
+    logging: bool,
+    /// Bytes this rank sent the others (the level log's figure).
+    sent: u64,
+    /// The width of the level being expanded (all ranks').
+    width: u64,
+    /// Every rank writes a checkpoint at the next level boundary.
+    checkpoint_due: bool,
+    /// What this rank alone found wrong, to tell the others at the next exchange.
+    pending: Status,
+    disk_error: Option<DiskError>,
+}
+
+impl<'t> RankLevels<'t> {
+    /// This rank's part of the root's level, or of the level its checkpoint left.
+    fn start(
+        root: &Position,
+        limits: &PassLimits,
+        transport: &'t dyn Transport,
+        nodes: &mut u64,
+    ) -> Result<RankLevels<'t>, BfsOutcome> {
+        let (me, ranks) = (transport.rank(), transport.ranks());
+        let mut seen = KeySet::with_census(None, limits.tuning.forgetting);
+        let mut part = Part {
+            positions: LevelPositions::default(),
+            globals: Vec::new(),
+            counts: Vec::new(),
+        };
+        if rank_of(root.key(), ranks) == me {
+            let _ = seen.insert(root.key(), usize::MAX, false);
+            part.positions = LevelPositions::root(root, limits.rules);
+            part.globals.push(0);
+            part.counts.push(1);
+        }
+        let mut graph = LevelGraph::default();
+        let mut depth = 0u32;
+        let mut checkpoints = None;
+        if let Some(plan) = &limits.checkpoint {
+            match start_checkpoints(plan, limits, transport) {
+                Ok((started, Some(resumed))) => {
+                    seen = resumed.seen;
+                    part = Part {
+                        positions: resumed.level,
+                        globals: resumed.globals.unwrap_or_default(),
+                        counts: resumed.counts,
+                    };
+                    graph = resumed.graph;
+                    depth = resumed.depth;
+                    *nodes += resumed.nodes;
+                    checkpoints = Some(started);
+                }
+                Ok((started, None)) => {
+                    graph.named = Some(plan.links_path());
+                    checkpoints = Some(started);
+                }
+                Err(e) => {
+                    return Err(BfsOutcome::GaveUp {
+                        lower_bound: limits.mate_length(0),
+                        reason: GiveUp::Disk(e),
+                    })
                 }
             }
         }
-    }
-    let dead = DeadCache::new();
-    // One a thread, kept from level to level.
-    let pipelines = Mutex::new(Vec::new());
-    let started = Instant::now();
-    // The figures are summed over the ranks if any rank logs them (rank 0 prints them).
-    let logging = transport.max(u64::from(limits.level_log.is_some())) == 1;
-    // Bytes this rank sent the others (the level log's figure).
-    let mut sent = 0u64;
-    // The width of the level being expanded (all ranks').
-    let mut width = match checkpoints
-        .as_ref()
-        .is_some_and(|c: &Checkpoints| c.resumed)
-    {
-        true => transport.sum(part.positions.len() as u64),
-        false => 1,
-    };
-    // Every rank writes a checkpoint at the next level boundary: at the first, only if they are
-    // written at every one (no rank has said yet what its clock says, and all must agree).
-    let mut checkpoint_due = (checkpoints.as_ref()).is_some_and(|c| c.plan.every.is_zero());
-    // What this rank alone found wrong, to tell the others at the next exchange.
-    let mut pending = Status::Going;
-    let mut disk_error = None;
-    if limits.disk.always {
-        if let Err(e) = graph.move_to_disk(&limits.disk, 0) {
-            (pending, disk_error) = (Status::Disk, Some(e));
-        }
-    }
-    loop {
-        let lower_bound = limits.mate_length(depth);
-        let give_up = |reason| BfsOutcome::GaveUp {
-            lower_bound,
-            reason,
+        let resumed = checkpoints
+            .as_ref()
+            .is_some_and(|c: &Checkpoints| c.resumed);
+        let width = match resumed {
+            true => transport.sum(part.positions.len() as u64),
+            false => 1,
         };
-        if lower_bound > limits.max_plies {
-            return give_up(GiveUp::MaxPlies);
-        }
-        if let Some(checkpoints) = checkpoints.as_mut().filter(|_| checkpoint_due) {
-            let written = checkpoints.write(
-                (&seen, &part.positions, &part.counts, &mut graph),
-                Some(&part.globals),
-                (depth, *nodes),
-                &limits.disk,
-            );
-            if transport.max(u64::from(written.is_err())) != 0 {
-                return give_up(GiveUp::Disk(disk_error_among(written.err(), transport)));
+        // At the first boundary, only if checkpoints are written at every one (no rank has said
+        // yet what its clock says, and all must agree).
+        let checkpoint_due = (checkpoints.as_ref()).is_some_and(|c| c.plan.every.is_zero());
+        let mut levels = RankLevels {
+            transport,
+            me,
+            ranks,
+            seen,
+            part,
+            graph,
+            depth,
+            checkpoints,
+            dead: DeadCache::new(),
+            pipelines: Mutex::new(Vec::new()),
+            logging: transport.max(u64::from(limits.level_log.is_some())) == 1,
+            sent: 0,
+            width,
+            checkpoint_due,
+            pending: Status::Going,
+            disk_error: None,
+        };
+        if limits.disk.always {
+            if let Err(e) = levels.graph.move_to_disk(limits.disk, 0) {
+                (levels.pending, levels.disk_error) = (Status::Disk, Some(e));
             }
-            checkpoints.drop_previous();
         }
-        seen.set_level(depth + 1);
+        Ok(levels)
+    }
+
+    /// The disk error every rank gives up with.
+    fn disk_error(&mut self) -> GiveUp {
+        GiveUp::Disk(disk_error_among(self.disk_error.take(), self.transport))
+    }
+
+    /// Expands this rank's part and exchanges the children: the next level's part, numbered,
+    /// or the status that ends the pass.
+    fn expand_and_exchange(
+        &mut self,
+        limits: &PassLimits,
+        nodes: &mut u64,
+    ) -> Result<(NextPart, Vec<u64>), Step> {
+        let transport = self.transport;
+        let cap = limits.cap();
         let expanded = expand_part(
-            &part,
-            (&seen, &dead, &pipelines),
+            &self.part,
+            (&self.seen, &self.dead, &self.pipelines),
             limits,
-            (me, ranks),
+            (self.me, self.ranks),
             nodes,
         );
         // Two collectives a level (narrow levels are many: 寿限無 has 9,723), each rank's
         // status riding in front of what it sends: the children, then the new positions' orders.
         let mut outgoing = expanded.outgoing;
-        let due = match checkpoints.as_ref().is_some_and(Checkpoints::due) {
+        let due = match self.checkpoints.as_ref().is_some_and(Checkpoints::due) {
             true => CHECKPOINT_DUE,
             false => 0,
         };
         for buffer in &mut outgoing {
-            buffer[0] = expanded.status.max(pending) as u8 | due;
+            buffer[0] = expanded.status.max(self.pending) as u8 | due;
         }
-        sent += sent_to_others(&outgoing, me);
+        self.sent += sent_to_others(&outgoing, self.me);
         let incoming = transport.all_to_all(outgoing);
-        checkpoint_due =
+        self.checkpoint_due =
             (incoming.iter()).any(|b| b.first().is_some_and(|s| s & CHECKPOINT_DUE != 0));
+        let lower_bound = limits.mate_length(self.depth);
+        let give_up = |reason| {
+            Step::Ends(BfsOutcome::GaveUp {
+                lower_bound,
+                reason,
+            })
+        };
         match status_of(&incoming) {
             Status::Going => {}
             Status::Mate => {
                 // Every rank's links readable, or all give up.
-                if transport.max(u64::from(graph.finish_writing().is_err())) != 0 {
-                    return give_up(GiveUp::Memory);
+                if transport.max(u64::from(self.graph.finish_writing().is_err())) != 0 {
+                    return Err(give_up(GiveUp::Memory));
                 }
-                return mate_outcome(expanded.mates, &graph, transport, depth, cap)
-                    .unwrap_or_else(|| give_up(GiveUp::Memory));
+                let outcome = mate_outcome(expanded.mates, &self.graph, transport, self.depth, cap);
+                return Err(Step::Ends(outcome.unwrap_or(BfsOutcome::GaveUp {
+                    lower_bound,
+                    reason: GiveUp::Memory,
+                })));
             }
-            Status::Disk => {
-                return give_up(GiveUp::Disk(disk_error_among(disk_error, transport)));
-            }
-            status => return give_up(status.reason()),
+            Status::Disk => return Err(give_up(self.disk_error())),
+            status => return Err(give_up(status.reason())),
         }
-        let held = part.positions.bytes() + part.globals.capacity() * 8;
+        let held = self.part.positions.bytes() + self.part.globals.capacity() * 8;
         let kept = keep_new(
             incoming,
-            (&mut seen, &mut graph, me),
-            (counting, cap),
-            (held, &mut disk_error),
+            (&mut self.seen, &mut self.graph, self.me),
+            (cap > 1, cap),
+            (held, &mut self.disk_error),
             limits,
         );
         let kept_status = kept.as_ref().err().copied().unwrap_or(Status::Going);
         let no_orders = Vec::new();
         let orders = kept.as_ref().map_or(&no_orders, |next| &next.orders);
-        let numbered = if width.saturating_mul(ranks as u64 - 1) >= limits.ranges_from {
-            number_by_ranges(orders, kept_status, width, transport, &mut sent)
-        } else {
-            number_by_gathering(orders, kept_status, transport, &mut sent)
-        };
-        let (mut next, globals) = match (numbered, kept) {
+        let numbered =
+            if self.width.saturating_mul(self.ranks as u64 - 1) >= limits.tuning.ranges_from {
+                number_by_ranges(orders, kept_status, self.width, transport, &mut self.sent)
+            } else {
+                number_by_gathering(orders, kept_status, transport, &mut self.sent)
+            };
+        match (numbered, kept) {
             (Ok((globals, level_width)), Ok(next)) => {
-                width = level_width;
-                (next, globals)
+                self.width = level_width;
+                Ok((next, globals))
             }
-            (Err(Status::Disk), _) => {
-                return give_up(GiveUp::Disk(disk_error_among(disk_error, transport)));
-            }
-            (Err(status), _) => return give_up(status.reason()),
-            (Ok(_), Err(status)) => return give_up(status.reason()),
+            (Err(Status::Disk), _) => Err(give_up(self.disk_error())),
+            (Err(status), _) | (Ok(_), Err(status)) => Err(give_up(status.reason())),
+        }
+    }
+}
+
+impl Levels for RankLevels<'_> {
+    fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    fn width(&self) -> usize {
+        self.width as usize
+    }
+
+    fn keys(&self) -> &KeySet {
+        &self.seen
+    }
+
+    fn checkpoint(&mut self, limits: &PassLimits, nodes: u64) -> Result<(), GiveUp> {
+        let Some(checkpoints) = self.checkpoints.as_mut().filter(|_| self.checkpoint_due) else {
+            return Ok(());
         };
-        if width == 0 {
-            return BfsOutcome::NoMate;
+        let written = checkpoints.write(
+            (
+                &self.seen,
+                &self.part.positions,
+                &self.part.counts,
+                &mut self.graph,
+            ),
+            Some(&self.part.globals),
+            (self.depth, nodes),
+            limits.disk,
+        );
+        if self.transport.max(u64::from(written.is_err())) != 0 {
+            return Err(GiveUp::Disk(disk_error_among(
+                written.err(),
+                self.transport,
+            )));
+        }
+        checkpoints.drop_previous();
+        Ok(())
+    }
+
+    fn expand(&mut self, limits: &PassLimits, nodes: &mut u64, _reports: &mut Reports) -> Step {
+        let (mut next, globals) = match self.expand_and_exchange(limits, nodes) {
+            Ok(next) => next,
+            Err(step) => return step,
+        };
+        if self.width == 0 {
+            return Step::Ends(BfsOutcome::NoMate);
         }
         if globals.len() != next.positions.len() {
             // This rank alone knows: it expands nothing and says so at the next exchange.
-            pending = Status::Damaged;
+            self.pending = Status::Damaged;
             next.positions = LevelPositions::default();
         }
-        if let Err(e) = graph.push(next.edges) {
-            (pending, disk_error) = (Status::Disk, Some(e));
+        if let Err(e) = self.graph.push(next.edges) {
+            (self.pending, self.disk_error) = (Status::Disk, Some(e));
         }
-        part = Part {
+        self.part = Part {
             positions: next.positions,
             globals,
             counts: next.counts,
         };
-        depth += 1;
-        // Within budget again (links to disk, then the keys frozen) or, failing that, every
-        // rank told at the next exchange.
-        if pending == Status::Going {
-            let within = settle_memory(
-                (&mut seen, &mut graph, &part.positions, &part.counts),
-                &mut limits.budget_bytes.clone(),
-                &mut || 0,
-                limits,
-                limits.mate_length(depth),
-            );
-            match within {
-                Ok(_) => {}
-                Err(BfsOutcome::GaveUp {
-                    reason: GiveUp::Disk(e),
-                    ..
-                }) => (pending, disk_error) = (Status::Disk, Some(e)),
-                Err(BfsOutcome::GaveUp {
-                    reason: GiveUp::Aborted(abort),
-                    ..
-                }) => pending = Status::of_abort(abort),
-                Err(_) => pending = Status::Memory,
+        self.depth += 1;
+        Step::Next { logged: false }
+    }
+
+    /// Within budget again (links to disk, then the keys frozen) or, failing that, every rank
+    /// told at the next exchange.
+    fn settle(&mut self, limits: &PassLimits, _logged: bool) -> Result<usize, BfsOutcome> {
+        if self.pending != Status::Going {
+            return Ok(0);
+        }
+        let within = settle_memory(
+            (
+                &mut self.seen,
+                &mut self.graph,
+                &self.part.positions,
+                &self.part.counts,
+            ),
+            &mut limits.budget_bytes.clone(),
+            &mut || 0,
+            limits,
+            limits.mate_length(self.depth),
+        );
+        match within {
+            Ok(used) => return Ok(used),
+            Err(BfsOutcome::GaveUp {
+                reason: GiveUp::Disk(e),
+                ..
+            }) => (self.pending, self.disk_error) = (Status::Disk, Some(e)),
+            Err(BfsOutcome::GaveUp {
+                reason: GiveUp::Aborted(abort),
+                ..
+            }) => self.pending = Status::of_abort(abort),
+            Err(_) => self.pending = Status::Memory,
+        }
+        Ok(0)
+    }
+
+    /// The figures of the level just made summed over the ranks (every rank gathers them if
+    /// any logs; rank 0 sends them).
+    fn figures(&self, _reports: &Reports, _used: usize, nodes: u64) -> Option<LevelStats> {
+        if !self.logging {
+            return None;
+        }
+        let (part, seen, graph) = (&self.part, &self.seen, &self.graph);
+        let checks = part.positions.checks.len();
+        let bytes = seen.bytes() + graph.bytes() + part.positions.bytes();
+        let (spent, checkpoint_bytes) =
+            (self.checkpoints.as_ref()).map_or((Duration::ZERO, 0), |c| (c.spent, c.bytes));
+        let mine = [
+            part.positions.len(),
+            seen.len(),
+            seen.bytes(),
+            graph.bytes(),
+            bytes,
+            nodes as usize,
+            checks,
+            self.sent as usize,
+            graph.disk_bytes() as usize,
+            checkpoint_bytes as usize,
+            spent.as_micros() as usize,
+        ];
+        let mut bytes_out = Vec::new();
+        for figure in mine {
+            bytes_out.extend_from_slice(&(figure as u64).to_le_bytes());
+        }
+        // Summed, but for the time spent writing checkpoints: the longest rank's.
+        let mut sums = [0usize; 11];
+        for theirs in self.transport.all_gather(bytes_out) {
+            for (at, word) in theirs.chunks_exact(8).enumerate().take(sums.len()) {
+                let figure = u64::from_le_bytes(word.try_into().expect("8 bytes")) as usize;
+                sums[at] = match at {
+                    10 => sums[at].max(figure),
+                    _ => sums[at] + figure,
+                };
             }
         }
-        if logging {
-            log_level(
-                limits,
-                transport,
-                depth,
-                (&part, &seen, &graph, checkpoints.as_ref()),
-                (*nodes, sent),
-                started,
-            );
+        if self.me != 0 {
+            return None;
+        }
+        let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks, exchanged, disk_bytes, checkpoint_bytes, spent_us] =
+            sums;
+        Some(LevelStats {
+            plies: 2 * self.depth,
+            positions,
+            keys,
+            key_bytes,
+            graph_bytes,
+            disk_bytes: disk_bytes as u64,
+            bytes,
+            elapsed: Duration::ZERO,
+            nodes: nodes as u64,
+            checks: Some(checks),
+            gaps: [0; GAP_BUCKETS],
+            ghosts: 0,
+            checkpoints: (
+                Duration::from_micros(spent_us as u64),
+                checkpoint_bytes as u64,
+            ),
+            exchanged: exchanged as u64,
+        })
+    }
+
+    fn progress(&self, limits: &PassLimits, _used: usize, nodes: u64) -> BfsProgress {
+        BfsProgress {
+            lower_bound: limits.mate_length(self.depth),
+            nodes,
+            permille: 0,
+            disk_bytes: self.graph.disk_bytes(),
+            resumed_from: None,
         }
     }
 }
@@ -352,7 +528,7 @@ fn pass(
 /// the newest generation every rank has. Every rank gets the same refusal or error.
 fn start_checkpoints(
     plan: &Plan,
-    limits: &BfsLimits,
+    limits: &PassLimits,
     transport: &dyn Transport,
 ) -> Result<(Checkpoints, Option<Resumed>), DiskError> {
     let mine: Vec<u8> = (checkpoint::generations(plan).iter())
@@ -378,79 +554,14 @@ fn start_checkpoints(
                  its first was being written): remove the directory to start afresh",
             ))
         }
-        (_, _, common) => checkpoint::start_rank(plan, common, &limits.disk, limits.forgetting),
+        (_, _, common) => {
+            checkpoint::start_rank(plan, common, limits.disk, limits.tuning.forgetting)
+        }
     };
     if transport.max(u64::from(start.is_err())) != 0 {
         return Err(disk_error_among(start.err(), transport));
     }
     start
-}
-
-/// Sends the level log the figures of level `depth` summed over the ranks (from rank 0).
-fn log_level(
-    limits: &BfsLimits,
-    transport: &dyn Transport,
-    depth: u32,
-    (part, seen, graph, checkpoints): (&Part, &KeySet, &LevelGraph, Option<&Checkpoints>),
-    (nodes, sent): (u64, u64),
-    started: Instant,
-) {
-    let checks = part.positions.checks.len();
-    let bytes = seen.bytes() + graph.bytes() + part.positions.bytes();
-    let (spent, checkpoint_bytes) = checkpoints.map_or((Duration::ZERO, 0), |c| (c.spent, c.bytes));
-    let mine = [
-        part.positions.len(),
-        seen.len(),
-        seen.bytes(),
-        graph.bytes(),
-        bytes,
-        nodes as usize,
-        checks,
-        sent as usize,
-        graph.disk_bytes() as usize,
-        checkpoint_bytes as usize,
-        spent.as_micros() as usize,
-    ];
-    let mut bytes_out = Vec::new();
-    for figure in mine {
-        bytes_out.extend_from_slice(&(figure as u64).to_le_bytes());
-    }
-    // Summed, but for the time spent writing checkpoints: the longest rank's.
-    let mut sums = [0usize; 11];
-    for theirs in transport.all_gather(bytes_out) {
-        for (at, word) in theirs.chunks_exact(8).enumerate().take(sums.len()) {
-            let figure = u64::from_le_bytes(word.try_into().expect("8 bytes")) as usize;
-            sums[at] = match at {
-                10 => sums[at].max(figure),
-                _ => sums[at] + figure,
-            };
-        }
-    }
-    let Some(log) = limits.level_log.as_ref().filter(|_| transport.rank() == 0) else {
-        return;
-    };
-    let [positions, keys, key_bytes, graph_bytes, bytes, nodes, checks, exchanged, disk_bytes, checkpoint_bytes, spent_us] =
-        sums;
-    // (The receiver may be gone: nothing to do then.)
-    let _ = log.send(crate::search::bfs::LevelStats {
-        plies: 2 * depth,
-        positions,
-        keys,
-        key_bytes,
-        graph_bytes,
-        disk_bytes: disk_bytes as u64,
-        bytes,
-        elapsed: started.elapsed(),
-        nodes: nodes as u64,
-        checks: Some(checks),
-        gaps: [0; crate::search::bfs::GAP_BUCKETS],
-        ghosts: 0,
-        checkpoints: (
-            Duration::from_micros(spent_us as u64),
-            checkpoint_bytes as u64,
-        ),
-        exchanged: exchanged as u64,
-    });
 }
 
 /// The disk error that ended the pass, the same on every rank: this rank's own, or the first
@@ -505,7 +616,7 @@ fn keep_new(
     (seen, graph, me): (&mut KeySet, &mut LevelGraph, usize),
     (counting, cap): (bool, u32),
     (held, disk_error): (usize, &mut Option<DiskError>),
-    limits: &BfsLimits,
+    limits: &PassLimits,
 ) -> Result<NextPart, Status> {
     let ranks = incoming.len();
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -547,7 +658,7 @@ fn keep_new(
             ) {
                 Ok(inserted) => break inserted,
                 Err(()) if links_in_memory => {
-                    match graph.move_to_disk(&limits.disk, DISK_STEP_BYTES) {
+                    match graph.move_to_disk(limits.disk, DISK_STEP_BYTES) {
                         Ok(freed) => links_in_memory = freed > 0,
                         Err(e) => {
                             *disk_error = Some(e);

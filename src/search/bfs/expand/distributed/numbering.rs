@@ -7,13 +7,6 @@ use super::transport::Transport;
 use super::wire;
 use super::{sent_to_others, status_of, Status};
 
-/// From which width of a level (times the ranks less one) its new positions are numbered by
-/// ranges of their parents rather than by gathering every rank's orders (`Limits::ranges_from`):
-/// gathered, every rank receives 8 bytes for each new position of the level, which grows with the
-/// ranks; by ranges, 16 bytes a position cross the network in all, in three collectives instead
-/// of one.
-pub(crate) const RANGES_FROM: u64 = 1 << 16;
-
 /// The global indices of this rank's new positions (`mine`: their orders, ascending) and the
 /// width of the level, from every rank's orders gathered to all; or the largest status a rank
 /// sent instead (`status`, in front of its orders). An error is every rank's.

@@ -7,7 +7,7 @@ use super::{rank_of, Part, Status};
 use crate::search::bfs::expand::children::{self, DeadCache, Looking, NewChild, Pipeline};
 use crate::search::bfs::keys::KeySet;
 use crate::search::bfs::levels::level::{Link, Mate, Parent};
-use crate::search::bfs::BfsLimits;
+use crate::search::bfs::limits::PassLimits;
 use crate::search::interrupt::POLL_INTERVAL;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The fewest positions a thread's share of a level has (narrower levels are expanded by the
-/// calling thread alone; `BfsLimits::parallel_batch_positions` overrides it). One rank of two
+/// calling thread alone; `PassTuning::parallel_batch_positions` overrides it). One rank of two
 /// threads (`mpirun --bind-to none -np 1 ... --threads 2`), two runs each: 64 beat 16, 256 and
 /// 1,024 on 寿限無 19447 and matched 16 on 龍の顎 12555 (5.2 s; 5.1, 5.8, 7.2) and 森茂 1461.
 const SHARE_POSITIONS: usize = 64;
@@ -36,14 +36,17 @@ pub(super) struct Expanded {
 pub(super) fn expand_part(
     part: &Part,
     (seen, dead, pipelines): (&KeySet, &DeadCache, &Mutex<Vec<Pipeline>>),
-    limits: &BfsLimits,
+    limits: &PassLimits,
     (me, ranks): (usize, usize),
     nodes: &mut u64,
 ) -> Expanded {
     let len = part.positions.len();
     // Several shares a thread, so that one slow share does not hold up the level, and none
     // smaller than the one-process pass's threads take.
-    let smallest = limits.parallel_batch_positions.unwrap_or(SHARE_POSITIONS);
+    let smallest = limits
+        .tuning
+        .parallel_batch_positions
+        .unwrap_or(SHARE_POSITIONS);
     let shares = limits.pool.map_or(1, |pool| {
         (len / smallest.max(1)).clamp(1, pool.current_num_threads() * 4)
     });
@@ -124,7 +127,7 @@ fn expand_share(
     part: &Part,
     (share, range): (usize, std::ops::Range<usize>),
     (seen, dead, pipeline, halt): (&KeySet, &DeadCache, &mut Pipeline, &Halt),
-    limits: &BfsLimits,
+    limits: &PassLimits,
     (me, ranks): (usize, usize),
 ) -> Share {
     let counting = limits.solution_cap > 1;

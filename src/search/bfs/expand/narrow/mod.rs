@@ -52,9 +52,6 @@ use lists::{Found, Local, Marks};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use step::Run;
 
-/// Levels narrower than this run in the loop (wider ones cost far more than their hand-offs).
-pub(crate) const NARROW_BELOW: usize = 4096;
-
 /// The most copies one thread may keep on a level (a claim numbers them in 16 bits).
 const THREAD_ENTRIES: usize = 1 << 16;
 
@@ -64,9 +61,6 @@ pub(crate) const MAX_FIRST_WIDTH: usize = THREAD_ENTRIES;
 /// A copy's order: its parent's place in the level, then its number among that parent's
 /// children (as in `parallel/`).
 const ORDER_SHIFT: u32 = 24;
-
-/// A level is given back once its claims fill this share of their table (per cent).
-pub(crate) const NARROW_CLAIMS_PERCENT: usize = 60;
 
 /// Memory of the loop's tables for `threads` threads, besides its lists: two claims tables
 /// and the marks on the lists.

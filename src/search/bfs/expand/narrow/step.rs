@@ -128,33 +128,7 @@ impl Run<'_> {
             .map(|f| unsafe { f.get() })
             .collect();
         let marks = &narrow.marks[parity];
-        narrow.marks[next][thread].reset(found.len());
-        found.clear();
-        // The other table served the last level: nobody reads it any more.
-        narrow.claims[next].free(&local.taken[next]);
-        local.taken[next].clear();
-        local.later.clear();
-        local.extra.clear();
-        local.mates.clear();
-        local.abort = None;
-        // Its shards that are nearly full are grown now, where the other threads take the
-        // batches it does not, rather than in step 2, where they would wait for it (森茂 1965
-        // at two threads: 486 of step 2's insertion runs grew a shard, 140 us each, against
-        // 40 us for the others).
-        local.grown_ahead.clear();
-        let mut left = self.allowance.load(Ordering::Relaxed);
-        for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
-            if let Some(grown) = seen.shards[shard].grown_ahead(left) {
-                left -= grown.bytes;
-                local.grown_ahead.push((shard, grown));
-            }
-        }
-        cut_into_batches(
-            (0, index.len()),
-            self.batch,
-            narrow.threads,
-            &mut local.bounds,
-        );
+        self.begin_level(thread, (local, found), seen, index.len());
         let Local {
             pipeline,
             later,
@@ -261,6 +235,42 @@ impl Run<'_> {
         *unpolled = POLL_INTERVAL.saturating_sub(next_poll.saturating_sub(nodes));
         *bytes = sink.found.bytes();
         narrow.nodes[thread].0.fetch_add(nodes, Ordering::Relaxed);
+    }
+
+    /// Readies `thread`'s state and its list of the next level for a level `width` wide: the
+    /// lists and claims of the level before let go of, its nearly full shards grown, its
+    /// batches cut.
+    fn begin_level(
+        &self,
+        thread: usize,
+        (local, found): (&mut Local, &mut Found),
+        seen: &KeySet,
+        width: usize,
+    ) {
+        let narrow = self.narrow;
+        let next = self.parity.load(Ordering::Relaxed) ^ 1;
+        narrow.marks[next][thread].reset(found.len());
+        found.clear();
+        // The other table served the last level: nobody reads it any more.
+        narrow.claims[next].free(&local.taken[next]);
+        local.taken[next].clear();
+        local.later.clear();
+        local.extra.clear();
+        local.mates.clear();
+        local.abort = None;
+        // Its shards that are nearly full are grown now, where the other threads take the
+        // batches it does not, rather than in step 2, where they would wait for it (森茂 1965
+        // at two threads: 486 of step 2's insertion runs grew a shard, 140 us each, against
+        // 40 us for the others).
+        local.grown_ahead.clear();
+        let mut left = self.allowance.load(Ordering::Relaxed);
+        for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
+            if let Some(grown) = seen.shards[shard].grown_ahead(left) {
+                left -= grown.bytes;
+                local.grown_ahead.push((shard, grown));
+            }
+        }
+        cut_into_batches((0, width), self.batch, narrow.threads, &mut local.bounds);
     }
 
     /// Step 2 for `thread`: the places of its live copies in the next level, the keys of

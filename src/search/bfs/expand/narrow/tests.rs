@@ -1,8 +1,8 @@
 //! The loop against one thread's levels, and its stops.
 
 mod same_levels {
-    use crate::search::bfs::expand::narrow::NARROW_CLAIMS_PERCENT;
-    use crate::search::bfs::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget};
+    use crate::search::bfs::tuning::NARROW_CLAIMS_PERCENT;
+    use crate::search::bfs::{search_in_pool, BfsOutcome, DiskBudget, PassLimits, PassTuning};
     use crate::search::interrupt::Interrupt;
     use crate::shogi::{Position, RuleSet};
     use std::sync::atomic::AtomicBool;
@@ -32,8 +32,8 @@ mod same_levels {
         });
         let stop = AtomicBool::new(false);
         let (log, levels) = crossbeam_channel::unbounded();
-        let limits = BfsLimits {
-            level_log: Some(log),
+        let limits = PassLimits {
+            level_log: Some(&log),
             budget_bytes: 1 << 30,
             solution_cap: cap,
             selfmate: false,
@@ -45,19 +45,17 @@ mod same_levels {
                 mate_elsewhere: None,
             },
             pool: pool.as_ref(),
-            parallel_from_positions: 1,
-            parallel_slice_positions: 1 << 16,
-            parallel_batch_positions: setting.batch,
-            narrow_below: setting.below,
-            ranges_from: 0,
-            narrow_claims_percent: setting.claims_percent,
-            narrow_key_allowance: if setting.tight { 0 } else { usize::MAX },
-            disk: DiskBudget::default(),
+            disk: &DiskBudget::default(),
             give_up_when_bushy: false,
-            threads_from_nodes: 0,
             checkpoint: None,
-            forgetting: Default::default(),
-            freeze_every_level: false,
+            tuning: &PassTuning {
+                parallel_batch_positions: setting.batch,
+                narrow_below: setting.below,
+                ranges_from: 0,
+                narrow_claims_percent: setting.claims_percent,
+                narrow_key_allowance: if setting.tight { 0 } else { usize::MAX },
+                ..PassTuning::threads_on_every_level()
+            },
         };
         let mut nodes = 0;
         let (outcome, _pass) = search_in_pool(
@@ -68,7 +66,6 @@ mod same_levels {
             &mut || 0,
             &mut crate::search::bfs::Caches::new(),
         );
-        drop(limits);
         let levels = levels
             .try_iter()
             .map(|l| (l.plies, l.positions, l.keys))
@@ -167,8 +164,10 @@ mod same_levels {
 }
 
 mod stops {
-    use crate::search::bfs::expand::narrow::{NARROW_BELOW, NARROW_CLAIMS_PERCENT};
-    use crate::search::bfs::{search_in_pool, BfsLimits, BfsOutcome, DiskBudget, GiveUp};
+    use crate::search::bfs::tuning::NARROW_BELOW;
+    use crate::search::bfs::{
+        search_in_pool, BfsOutcome, DiskBudget, GiveUp, PassLimits, PassTuning,
+    };
     use crate::search::interrupt::{Abort, Interrupt};
     use crate::shogi::{Position, RuleSet};
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -191,7 +190,7 @@ mod stops {
                 .build()
                 .unwrap();
             let stop = AtomicBool::new(false);
-            let limits = BfsLimits {
+            let limits = PassLimits {
                 level_log: None,
                 budget_bytes: 1 << 30,
                 solution_cap: 2,
@@ -204,19 +203,15 @@ mod stops {
                     mate_elsewhere: None,
                 },
                 pool: (threads > 1).then_some(&pool),
-                parallel_from_positions: 16,
-                parallel_slice_positions: 1 << 16,
-                parallel_batch_positions: None,
-                narrow_below,
-                ranges_from: 0,
-                narrow_claims_percent: NARROW_CLAIMS_PERCENT,
-                narrow_key_allowance: usize::MAX,
-                disk: DiskBudget::default(),
+                disk: &DiskBudget::default(),
                 give_up_when_bushy: false,
-                threads_from_nodes: 0,
                 checkpoint: None,
-                forgetting: Default::default(),
-                freeze_every_level: false,
+                tuning: &PassTuning {
+                    narrow_below,
+                    ranges_from: 0,
+                    threads_from_nodes: 0,
+                    ..PassTuning::default()
+                },
             };
             let stopped_at = std::sync::Mutex::new(None);
             let (outcome, _pass) = std::thread::scope(|scope| {

@@ -32,19 +32,17 @@ use insert::{insert_owned, Insertions, Resort, Resorts};
 use merge::{merge, merged_order};
 use repeats::Repeats;
 use share::{expand_share, Read};
-use slice::{Expanded, Inserted, MERGED_BYTES, NEW_BYTES};
+use slice::{Expanded, Inserted};
 
 use crate::search::bfs::expand::children::DeadCache;
 use crate::search::bfs::expand::crew::Team;
 use crate::search::bfs::keys::{FrozenLookUp, KeySet, Shard};
 use crate::search::bfs::levels::level::{Level, LevelOutcome, Line, Mate};
+use crate::search::interrupt::Abort;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Instant;
 
-/// Positions expanded before their candidates are inserted: bounds the candidates held at once
-/// (about two a position, 96 bytes each: some 13 MB).
-pub(crate) const SLICE_POSITIONS: usize = 1 << 16;
 /// Slices narrower than this are shared out by the crew (whose threads wait for work
 /// spinning), wider ones by rayon (whose threads can then do the merge and freezing too).
 const CREW_BELOW: usize = 4096;
@@ -115,7 +113,7 @@ impl<'a> Workers<'a> {
         // one and a half times the rate let the threads start a level they could not finish;
         // see `OVERDRAFT_DIVISOR` for the levels twice does not cover).
         let level = positions.saturating_mul(level_bytes);
-        let slice = positions.min(SLICE_POSITIONS) * candidate_bytes;
+        let slice = positions.min(crate::search::bfs::tuning::SLICE_POSITIONS) * candidate_bytes;
         level.saturating_mul(2).saturating_add(slice)
     }
 
@@ -126,7 +124,7 @@ impl<'a> Workers<'a> {
             + self.repeats.as_ref().map_or(0, |_| Repeats::BYTES)
     }
 
-    /// The crew, for the narrow loop (see `narrow.rs`).
+    /// The crew, for the narrow loop (see `narrow/`).
     pub(crate) fn crew(&mut self) -> Option<&mut dyn crate::search::bfs::expand::crew::Beside> {
         self.crew.as_deref_mut()?.crew()
     }
@@ -235,15 +233,8 @@ pub(crate) fn expand_level(
             Some(crew) if slice.1 - slice.0 < CREW_BELOW => crew,
             _ => &mut rayon,
         };
-        let shares: Vec<Mutex<&mut Expanded>> = expanded.iter_mut().map(Mutex::new).collect();
-        team.run(owners, &|share| {
-            expand_share(&read, level, &batches, &mut shares[share].lock());
-        });
-        drop(shares);
+        *nodes += expand_slice((team, owners), &read, level, &batches, expanded);
         let expanded: &[Expanded] = expanded;
-        for e in expanded {
-            *nodes += e.nodes;
-        }
         // The candidates' vectors grew out of the allowance, like the key set.
         let now_candidates: usize = expanded.iter().map(Expanded::bytes).sum();
         allowance = allowance.saturating_sub(now_candidates.saturating_sub(held_candidates));
@@ -271,63 +262,17 @@ pub(crate) fn expand_level(
             continue;
         }
         // Insert: each owner its shards, its buckets batch by batch.
-        takers.clear();
-        takers.resize(batches.count(), 0);
-        for (share, e) in expanded.iter().enumerate() {
-            for &batch in &e.batches {
-                takers[batch as usize] = share as u32;
-            }
-        }
-        let takers = &takers[..];
-        for out in inserted.iter_mut() {
-            out.resume_at = Some((0, vec![0; owners]));
-        }
-        resorts.new_slice();
-        loop {
-            let shards = seen.split_among(owners);
-            // The memory left goes to the owners still inserting.
-            let working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
-            let share = allowance / working.max(1);
-            let memory = Insertions {
-                allowance: share,
-                cram: resorts.last.cramming,
-                frozen: if resorts.last.froze {
-                    FrozenLookUp::Needed
-                } else {
-                    FrozenLookUp::Done
-                },
-            };
-            let from = (expanded, takers, &batches);
-            let jobs: Vec<Mutex<(Vec<&mut Shard>, &mut Inserted, usize)>> = shards
-                .into_iter()
-                .zip(inserted.iter_mut())
-                .map(|(mine, out)| Mutex::new((mine, out, 0)))
-                .collect();
-            team.run(owners, &|owner| {
-                let (mine, out, used) = &mut *jobs[owner].lock();
-                *used = insert_owned(owner, owners, mine, from, level, memory, out);
-            });
-            let used: usize = jobs.into_iter().map(|job| job.into_inner().2).sum();
-            allowance = allowance.saturating_sub(used);
-            seen.recount();
-            if inserted.iter().any(|o| o.interrupted) {
-                return LevelOutcome::Aborted(level.interrupt.why());
-            }
-            let still_working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
-            if still_working == 0 {
-                break;
-            }
-            // What the owners now done did not use goes to the others.
-            let others_left_room = still_working < working && allowance > 0;
-            match resorts.next(more_memory(), others_left_room) {
-                Resort::Again => {}
-                Resort::Freeze => match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
-                    Some(freed) => allowance += freed,
-                    None => return LevelOutcome::Aborted(level.interrupt.why()),
-                },
-                Resort::More(bytes) | Resort::Overdraw(bytes) => allowance += bytes,
-                Resort::GiveUp => return LevelOutcome::Memory,
-            }
+        let slice_done = insert_slice(
+            (seen, inserted, expanded),
+            (&batches, &mut takers, &mut resorts),
+            (team, *pool, owners),
+            level,
+            (&mut allowance, more_memory),
+        );
+        match slice_done {
+            Ok(()) => {}
+            Err(SliceStop::Aborted(abort)) => return LevelOutcome::Aborted(abort),
+            Err(SliceStop::Memory) => return LevelOutcome::Memory,
         }
         tick(*nodes);
     }
@@ -338,17 +283,114 @@ pub(crate) fn expand_level(
 
     *level_bytes = (inserted
         .iter()
-        .map(|o| o.new.len() * (NEW_BYTES + MERGED_BYTES) + 2 * o.checks.len() * 2)
+        .map(Inserted::next_level_bytes)
         .sum::<usize>())
     .div_ceil(total.max(1));
-    // Merge: every owner's new positions in the order one thread would have found them.
+    merged_level(pool, inserted, level.counting())
+}
+
+/// Expands a slice's batches with `team`, one share a thread: the nodes searched.
+fn expand_slice(
+    (team, owners): (&mut dyn Team, usize),
+    read: &Read,
+    level: &Level,
+    batches: &Batches,
+    expanded: &mut [Expanded],
+) -> u64 {
+    let shares: Vec<Mutex<&mut Expanded>> = expanded.iter_mut().map(Mutex::new).collect();
+    team.run(owners, &|share| {
+        expand_share(read, level, batches, &mut shares[share].lock());
+    });
+    drop(shares);
+    expanded.iter().map(|e| e.nodes).sum()
+}
+
+/// The next level: every owner's new positions in the order one thread would have found them.
+fn merged_level(pool: &rayon::ThreadPool, inserted: &[Inserted], counting: bool) -> LevelOutcome {
     let order = merged_order(inserted);
-    let (next, counts, edges) = merge(pool, inserted, &order, level.counting());
+    let (next, counts, edges) = merge(pool, inserted, &order, counting);
     LevelOutcome::Next {
         next,
         counts,
         edges,
     }
+}
+
+/// Why a slice's insertion stopped short.
+enum SliceStop {
+    Aborted(Abort),
+    /// No room for the keys.
+    Memory,
+}
+
+/// Inserts the children of a slice the threads expanded: each owner those of its shards, in
+/// their order, making room as `resorts` says where the memory runs short.
+fn insert_slice(
+    (seen, inserted, expanded): (&mut KeySet, &mut [Inserted], &[Expanded]),
+    (batches, takers, resorts): (&Batches, &mut Vec<u32>, &mut Resorts),
+    (team, pool, owners): (&mut dyn Team, &rayon::ThreadPool, usize),
+    level: &Level,
+    (allowance, more_memory): (&mut usize, &mut dyn FnMut() -> usize),
+) -> Result<(), SliceStop> {
+    takers.clear();
+    takers.resize(batches.count(), 0);
+    for (share, e) in expanded.iter().enumerate() {
+        for &batch in &e.batches {
+            takers[batch as usize] = share as u32;
+        }
+    }
+    let takers = &takers[..];
+    for out in inserted.iter_mut() {
+        out.resume_at = Some((0, vec![0; owners]));
+    }
+    resorts.new_slice();
+    loop {
+        let shards = seen.split_among(owners);
+        // The memory left goes to the owners still inserting.
+        let working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
+        let share = *allowance / working.max(1);
+        let memory = Insertions {
+            allowance: share,
+            cram: resorts.last.cramming,
+            frozen: if resorts.last.froze {
+                FrozenLookUp::Needed
+            } else {
+                FrozenLookUp::Done
+            },
+        };
+        let from = (expanded, takers, batches);
+        let jobs: Vec<Mutex<(Vec<&mut Shard>, &mut Inserted, usize)>> = shards
+            .into_iter()
+            .zip(inserted.iter_mut())
+            .map(|(mine, out)| Mutex::new((mine, out, 0)))
+            .collect();
+        team.run(owners, &|owner| {
+            let (mine, out, used) = &mut *jobs[owner].lock();
+            *used = insert_owned(owner, owners, mine, from, level, memory, out);
+        });
+        let used: usize = jobs.into_iter().map(|job| job.into_inner().2).sum();
+        *allowance = allowance.saturating_sub(used);
+        seen.recount();
+        if inserted.iter().any(|o| o.interrupted) {
+            return Err(SliceStop::Aborted(level.interrupt.why()));
+        }
+        let still_working = inserted.iter().filter(|o| o.resume_at.is_some()).count();
+        if still_working == 0 {
+            break;
+        }
+        // What the owners now done did not use goes to the others.
+        let others_left_room = still_working < working && *allowance > 0;
+        match resorts.next(more_memory(), others_left_room) {
+            Resort::Again => {}
+            Resort::Freeze => match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
+                Some(freed) => *allowance += freed,
+                None => return Err(SliceStop::Aborted(level.interrupt.why())),
+            },
+            Resort::More(bytes) | Resort::Overdraw(bytes) => *allowance += bytes,
+            Resort::GiveUp => return Err(SliceStop::Memory),
+        }
+    }
+    Ok(())
 }
 
 /// The slice of the level that starts at `first` (of `total` positions): `longest` positions,
@@ -372,7 +414,7 @@ mod tests {
     use super::*;
     use crate::search::bfs::expand::children::Pipeline;
     use crate::search::bfs::expand::crew;
-    use crate::search::bfs::expand_level as expand_on_one_thread;
+    use crate::search::bfs::expand::serial::expand_level as expand_on_one_thread;
     use crate::search::bfs::levels::level::{LevelPositions, Link};
     use crate::search::interrupt::Interrupt;
     use crate::shogi::{Move, PackedPosition, Position, RuleSet};

@@ -123,6 +123,12 @@ impl Expanded {
 }
 
 impl Inserted {
+    /// What this owner's new positions will take in the next level, merged (the estimate a
+    /// level's growth is judged by).
+    pub(super) fn next_level_bytes(&self) -> usize {
+        self.new.len() * (NEW_BYTES + MERGED_BYTES) + 2 * self.checks.len() * 2
+    }
+
     /// Memory held (capacities).
     pub(super) fn bytes(&self) -> usize {
         self.new.capacity() * std::mem::size_of::<NewPosition>()
