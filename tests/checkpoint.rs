@@ -9,7 +9,7 @@ mod common;
 use common::{helpmates, nomates};
 use kyozume::search::{
     verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, Limits,
-    Outcome, PassTuning, SearchError, SearchResult, Solutions, Solver, Strategy, Tuning,
+    Outcome, PassTuning, SearchError, SearchResult, Solutions, Solver, Strategy,
 };
 use kyozume::shogi::Position;
 use rand::{Rng, SeedableRng};
@@ -78,10 +78,7 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
             strategy: Strategy::BreadthFirst,
             solution_limit: 5,
             threads,
-            tuning: Tuning {
-                pass: PassTuning::threads_on_every_level(),
-                ..Tuning::default()
-            },
+            tuning: PassTuning::threads_on_every_level().into(),
             disk: disk(dir.path()),
             ..Default::default()
         };
@@ -98,21 +95,17 @@ fn a_run_cut_off_at_a_random_level_resumes_to_the_same_answer() {
         // cut: keys frozen after every level, all but every fourth level's let go of two
         // levels later.
         let stores = Limits {
-            tuning: Tuning {
-                pass: PassTuning {
-                    freeze_every_level: i % 3 == 2,
-                    forgetting: if i % 3 == 2 {
-                        Forgetting {
-                            kept_for: 2,
-                            keep_every: 4,
-                        }
-                    } else {
-                        Forgetting::default()
+            tuning: limits.tuning.clone().with_pass(match i % 3 {
+                2 => PassTuning {
+                    freeze_every_level: true,
+                    forgetting: Forgetting {
+                        kept_for: 2,
+                        keep_every: 4,
                     },
                     ..limits.tuning.pass.clone()
                 },
-                ..limits.tuning.clone()
-            },
+                _ => limits.tuning.pass.clone(),
+            }),
             ..limits.clone()
         };
         let cut_off = Limits {

@@ -8,7 +8,7 @@ mod common;
 use common::{helpmates, nomates, Engine};
 use kyozume::search::{
     verify_helpmate, DiskBudget, DiskError, Limits, Outcome, PassTuning, SearchError, SearchResult,
-    Solutions, Solver, Strategy, Tuning,
+    Solutions, Solver, Strategy,
 };
 use kyozume::shogi::Position;
 use std::path::Path;
@@ -74,10 +74,7 @@ fn links_on_disk_give_the_same_lengths_counts_and_lines() {
             strategy: Strategy::BreadthFirst,
             solution_limit: 5,
             threads,
-            tuning: Tuning {
-                pass: PassTuning::threads_on_every_level(),
-                ..Tuning::default()
-            },
+            tuning: PassTuning::threads_on_every_level().into(),
             ..Default::default()
         };
         let in_memory = solve(64, sfen, &limits, &stop, &mut |_| {}).unwrap();

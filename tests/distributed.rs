@@ -12,7 +12,7 @@ mod common;
 use common::{helpmate_sfen, rows_up_to};
 use kyozume::search::{
     verify_helpmate, CheckpointStart, Checkpointing, DiskBudget, Limits, LocalRank, Outcome,
-    PassTuning, Ranks, SearchResult, Solver, Strategy, Transport, Tuning,
+    PassTuning, Ranks, SearchResult, Solver, Strategy, Transport,
 };
 use kyozume::shogi::Position;
 use rand::{Rng, SeedableRng};
@@ -106,30 +106,21 @@ fn ranks_give_one_process_lengths_counts_and_lines() {
             let limits = match ranks {
                 2 => Limits {
                     threads: 2,
-                    tuning: Tuning {
-                        pass: PassTuning {
-                            parallel_batch_positions: Some(2),
-                            ranges_from: 0,
-                            ..PassTuning::default()
-                        },
-                        ..limits.tuning.clone()
-                    },
+                    tuning: limits.tuning.clone().with_pass(PassTuning {
+                        parallel_batch_positions: Some(2),
+                        ranges_from: 0,
+                        ..PassTuning::default()
+                    }),
                     ..limits.clone()
                 },
-                _ => Limits {
-                    tuning: Tuning {
-                        pass: PassTuning {
-                            ranges_from: if i % 2 == 1 {
-                                0
-                            } else {
-                                PassTuning::default().ranges_from
-                            },
-                            ..PassTuning::default()
-                        },
-                        ..limits.tuning.clone()
-                    },
+                _ if i % 2 == 1 => Limits {
+                    tuning: limits.tuning.clone().with_pass(PassTuning {
+                        ranges_from: 0,
+                        ..PassTuning::default()
+                    }),
                     ..limits.clone()
                 },
+                _ => limits.clone(),
             };
             let (results, last_level, (positions, exchanged)) =
                 solve_among(ranks, sfen, &limits, &stop);
@@ -301,13 +292,10 @@ fn ranks_cut_off_at_a_random_level_resume_to_the_same_answer() {
         // Two ranks and three in turn; every third row with the keys frozen after each level.
         let ranks = 2 + (i / 2) % 2;
         let limits = Limits {
-            tuning: Tuning {
-                pass: PassTuning {
-                    freeze_every_level: i % 3 == 0,
-                    ..limits.tuning.pass.clone()
-                },
-                ..limits.tuning.clone()
-            },
+            tuning: limits.tuning.clone().with_pass(PassTuning {
+                freeze_every_level: i % 3 == 0,
+                ..limits.tuning.pass.clone()
+            }),
             ..limits
         };
         let cut_off = Limits {

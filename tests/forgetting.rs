@@ -9,7 +9,7 @@ mod common;
 use common::{helpmates, nomates};
 use kyozume::search::{
     verify_helpmate, Forgetting, Limits, Outcome, PassTuning, SearchResult, Solutions, Solver,
-    Strategy, Tuning,
+    Strategy,
 };
 use kyozume::shogi::Position;
 use std::sync::atomic::AtomicBool;
@@ -52,34 +52,29 @@ fn forgetting_keeps_every_length_count_and_line() {
             strategy: Strategy::BreadthFirst,
             solution_limit: 5,
             threads: 1 + i % 2,
-            tuning: Tuning {
-                pass: PassTuning {
-                    narrow_below: if i % 3 == 0 {
-                        0
-                    } else {
-                        PassTuning::default().narrow_below
-                    },
+            tuning: match i % 3 {
+                // (The narrow loop off.)
+                0 => PassTuning {
+                    narrow_below: 0,
                     ..PassTuning::threads_on_every_level()
                 },
-                ..Tuning::default()
-            },
+                _ => PassTuning::threads_on_every_level(),
+            }
+            .into(),
             ..Default::default()
         };
         let (outcome, solutions, kept) = solve(64, sfen, &limits);
         let forced = Limits {
-            tuning: Tuning {
-                pass: PassTuning {
-                    freeze_every_level: true,
-                    // Every third row keeps every eighth level for good, every third every
-                    // fourth: ghosts of ghosts go on for up to seven levels.
-                    forgetting: Forgetting {
-                        kept_for: 2,
-                        keep_every: [2, 4, 8][i / 2 % 3],
-                    },
-                    ..limits.tuning.pass.clone()
+            tuning: limits.tuning.clone().with_pass(PassTuning {
+                freeze_every_level: true,
+                // Every third row keeps every eighth level for good, every third every fourth:
+                // ghosts of ghosts go on for up to seven levels.
+                forgetting: Forgetting {
+                    kept_for: 2,
+                    keep_every: [2, 4, 8][i / 2 % 3],
                 },
-                ..limits.tuning.clone()
-            },
+                ..limits.tuning.pass.clone()
+            }),
             ..limits
         };
         let (forced_outcome, forced_solutions, forced_kept) = solve(64, sfen, &forced);
@@ -117,16 +112,14 @@ fn forgetting_when_memory_runs_short_keeps_the_answer() {
         let tight = Limits {
             threads,
             time: Some(Duration::from_secs(300)),
-            tuning: Tuning {
-                pass: PassTuning {
-                    forgetting: Forgetting {
-                        kept_for: 2,
-                        keep_every: 2,
-                    },
-                    ..PassTuning::default()
+            tuning: PassTuning {
+                forgetting: Forgetting {
+                    kept_for: 2,
+                    keep_every: 2,
                 },
-                ..Tuning::default()
-            },
+                ..PassTuning::default()
+            }
+            .into(),
             disk: kyozume::search::DiskBudget {
                 dir: Some(dir.path().to_path_buf()),
                 cap_bytes: 1 << 30,

@@ -8,7 +8,7 @@
 
 mod common;
 
-use kyozume::search::{Limits, Outcome, PassTuning, Solver, Strategy, Tuning};
+use kyozume::search::{Limits, Outcome, PassTuning, Solver, Strategy};
 use kyozume::shogi::movegen::{self, MoveList};
 use kyozume::shogi::stipulation::verify_solution;
 use kyozume::shogi::{Color, Conditions, Goal, PieceType, Position, Square, Stipulation};
@@ -648,10 +648,7 @@ fn fairy_mates_lengths_deepening_the_pass_and_its_links_on_disk_agree() {
                     strategy,
                     threads,
                     solution_limit: 3,
-                    tuning: Tuning {
-                        pass: PassTuning::threads_on_every_level(),
-                        ..Tuning::default()
-                    },
+                    tuning: PassTuning::threads_on_every_level().into(),
                     disk: kyozume::search::DiskBudget {
                         dir: disk.map(|d| d.to_path_buf()),
                         cap_bytes: 1 << 30,

@@ -52,6 +52,20 @@ pub struct Tuning {
     pub pass: PassTuning,
 }
 
+impl Tuning {
+    /// These knobs, with the pass's set to `pass`.
+    pub fn with_pass(self, pass: PassTuning) -> Tuning {
+        Tuning { pass, ..self }
+    }
+}
+
+/// The default knobs of deepening, with the pass's set to these.
+impl From<PassTuning> for Tuning {
+    fn from(pass: PassTuning) -> Tuning {
+        Tuning::default().with_pass(pass)
+    }
+}
+
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {

@@ -58,10 +58,22 @@ pub(super) fn search(
     let workers = limits
         .pool
         .map(|pool| parallel::Workers::new(pool, dead, crew.map(|c| c as _)));
+    let Pass {
+        seen,
+        level,
+        counts,
+        graph,
+        at,
+        checkpoints,
+    } = pass;
     let mut levels = OneProcess {
-        depth: pass.at.depth,
-        budget: pass.at.budget,
-        pass,
+        seen,
+        level,
+        counts,
+        graph,
+        checkpoints,
+        depth: at.depth,
+        budget: at.budget,
         first_node,
         waits_for_threads,
         dead,
@@ -74,20 +86,22 @@ pub(super) fn search(
         more_memory,
     };
     let outcome = pass::run(&mut levels, limits, nodes, &mut reports);
-    let (depth, budget) = (levels.depth, levels.budget);
-    let first = levels.pass.at.first;
-    levels.pass.at = PassAt {
-        depth,
-        budget,
+    *at = PassAt {
+        depth: levels.depth,
+        budget: levels.budget,
         bushy: reports.bushy,
-        first,
+        first: at.first,
     };
     outcome
 }
 
 /// The one-process pass as the level loop runs it.
 struct OneProcess<'a> {
-    pass: &'a mut Pass,
+    seen: &'a mut KeySet,
+    level: &'a mut LevelPositions,
+    counts: &'a mut Vec<u32>,
+    graph: &'a mut LevelGraph,
+    checkpoints: &'a mut Option<Checkpoints>,
     /// The level about to be expanded.
     depth: u32,
     /// The memory the pass may use.
@@ -115,11 +129,11 @@ impl Levels for OneProcess<'_> {
     }
 
     fn width(&self) -> usize {
-        self.pass.level.len()
+        self.level.len()
     }
 
     fn keys(&self) -> &KeySet {
-        &self.pass.seen
+        self.seen
     }
 
     fn pause(&self, limits: &PassLimits, nodes: u64) -> bool {
@@ -127,11 +141,10 @@ impl Levels for OneProcess<'_> {
     }
 
     fn checkpoint(&mut self, limits: &PassLimits, nodes: u64) -> Result<(), GiveUp> {
-        let pass = &mut *self.pass;
-        match pass.checkpoints.as_mut().filter(|c| c.due()) {
+        match self.checkpoints.as_mut().filter(|c| c.due()) {
             Some(checkpoints) => checkpoints
                 .write(
-                    (&pass.seen, &pass.level, &pass.counts, &mut pass.graph),
+                    (self.seen, self.level, self.counts, self.graph),
                     None,
                     (self.depth, nodes),
                     limits.disk,
@@ -152,9 +165,8 @@ impl Levels for OneProcess<'_> {
     }
 
     fn settle(&mut self, limits: &PassLimits, logged: bool) -> Result<usize, BfsOutcome> {
-        let pass = &mut *self.pass;
         let used = settle_memory(
-            (&mut pass.seen, &mut pass.graph, &pass.level, &pass.counts),
+            (self.seen, self.graph, self.level, self.counts),
             &mut self.budget,
             self.more_memory,
             limits,
@@ -163,7 +175,7 @@ impl Levels for OneProcess<'_> {
         // (Not after the narrow loop's levels: it freezes none.)
         if limits.tuning.freeze_every_level
             && !logged
-            && pass
+            && self
                 .seen
                 .freeze_all(limits.pool, &|| limits.interrupt.raised())
                 .is_none()
@@ -177,11 +189,10 @@ impl Levels for OneProcess<'_> {
     }
 
     fn figures(&self, reports: &Reports, used: usize, nodes: u64) -> Option<LevelStats> {
-        let pass = &*self.pass;
         reports.logging().then(|| {
             level_stats(
-                (self.depth, pass.level.len(), Some(pass.level.checks.len())),
-                (&pass.seen, &pass.graph, pass.checkpoints.as_ref()),
+                (self.depth, self.level.len(), Some(self.level.checks.len())),
+                (self.seen, self.graph, self.checkpoints.as_ref()),
                 (used, nodes),
             )
         })
@@ -192,7 +203,7 @@ impl Levels for OneProcess<'_> {
             lower_bound: limits.mate_length(self.depth),
             nodes,
             permille: permille(used, self.budget),
-            disk_bytes: Pass::disk_bytes(&self.pass.graph, &self.pass.checkpoints),
+            disk_bytes: Pass::disk_bytes(self.graph, self.checkpoints),
             resumed_from: None,
         }
     }
@@ -209,7 +220,11 @@ impl OneProcess<'_> {
         reports: &mut Reports,
     ) -> Option<Step> {
         let OneProcess {
-            pass,
+            seen,
+            level,
+            counts,
+            graph,
+            checkpoints,
             depth,
             budget,
             dead,
@@ -218,14 +233,6 @@ impl OneProcess<'_> {
             more_memory,
             ..
         } = self;
-        let Pass {
-            seen,
-            level,
-            counts,
-            graph,
-            checkpoints,
-            ..
-        } = &mut **pass;
         if !narrow.is_due(limits, level.len(), graph) {
             return None;
         }
@@ -316,12 +323,11 @@ impl OneProcess<'_> {
         // The narrow loop's tables, kept for its next run, count too.
         let narrow_bytes =
             (self.narrow.state.as_ref()).map_or(0, |n| narrow::fixed_bytes(n.threads()));
-        let wide = threads_joined && self.pass.level.len() >= limits.tuning.parallel_from_positions;
+        let wide = threads_joined && self.level.len() >= limits.tuning.parallel_from_positions;
         if let Some(w) = self.workers.as_ref().filter(|_| wide) {
-            let pass = &mut *self.pass;
-            let beside = w.bytes() + narrow_bytes + w.level_estimate(pass.level.len());
+            let beside = w.bytes() + narrow_bytes + w.level_estimate(self.level.len());
             if let Err(outcome) = room_for_threads(
-                (&mut pass.seen, &mut pass.graph, &pass.level, &pass.counts),
+                (self.seen, self.graph, self.level, self.counts),
                 &mut self.budget,
                 self.more_memory,
                 limits,
@@ -342,11 +348,10 @@ impl OneProcess<'_> {
             }
             outcome => outcome,
         };
-        let (next, next_counts, edges) =
-            match settled(outcome, &mut self.pass.graph, lower_bound, limits) {
-                Settled::Ends(outcome) => return Step::Ends(outcome),
-                Settled::Next(next, counts, edges) => (next, counts, edges),
-            };
+        let (next, next_counts, edges) = match settled(outcome, self.graph, lower_bound, limits) {
+            Settled::Ends(outcome) => return Step::Ends(outcome),
+            Settled::Next(next, counts, edges) => (next, counts, edges),
+        };
         if let Err(e) = self.take_next(next, next_counts, edges) {
             return give_up(GiveUp::Disk(e));
         }
@@ -363,31 +368,14 @@ impl OneProcess<'_> {
         reports: &mut Reports,
         (wide, narrow_bytes, lower_bound): (bool, usize, u32),
     ) -> (LevelOutcome, Option<DiskError>) {
-        let OneProcess {
-            pass,
-            budget,
-            dead,
-            pipeline,
-            workers,
-            narrow,
-            more_memory,
-            ..
-        } = self;
-        let Pass {
-            seen,
-            level,
-            counts,
-            graph,
-            checkpoints,
-            ..
-        } = &mut **pass;
-        let held = graph.bytes() + level.bytes() + counts.capacity() * 4 + DeadCache::BYTES;
+        let held =
+            self.graph.bytes() + self.level.bytes() + self.counts.capacity() * 4 + DeadCache::BYTES;
         let mut disk_error = None;
         let this_level = Level {
-            positions: level,
+            positions: self.level,
             slice: limits.tuning.parallel_slice_positions,
             batch: limits.tuning.parallel_batch_positions,
-            counts,
+            counts: self.counts,
             cap: limits.cap(),
             selfmate: limits.selfmate,
             rules: limits.rules,
@@ -398,21 +386,19 @@ impl OneProcess<'_> {
         // thread's does (each owner's copy of it, then the merge's): where the level would
         // not fit that way even after `room_for_threads`, one thread expands it (with the
         // same result), going to disk or freezing keys as it needs.
-        let threads_fit = |workers: &parallel::Workers, budget: usize| {
-            let need = held + seen.bytes() + workers.bytes() + narrow_bytes;
-            need + workers.level_estimate(level.len()) <= budget
-        };
-        let use_threads = workers
-            .as_ref()
-            .is_some_and(|w| wide && threads_fit(w, *budget));
-        if workers.is_some() && wide && !use_threads {
+        let keys_held = self.seen.bytes();
+        let use_threads = self.workers.as_ref().is_some_and(|w| {
+            let need = held + keys_held + w.bytes() + narrow_bytes;
+            wide && need + w.level_estimate(this_level.positions.len()) <= self.budget
+        });
+        if self.workers.is_some() && wide && !use_threads {
             // Memory is short: the narrow loop's tables go (made again if it runs again).
-            narrow.state = None;
+            self.narrow.state = None;
         }
-        let budget_now = *budget;
+        let budget_now = self.budget;
         // At least once a second during a wide level.
-        let last_permille = permille(seen.bytes() + held, *budget);
-        let disk_bytes = Pass::disk_bytes(graph, checkpoints);
+        let last_permille = permille(keys_held + held, self.budget);
+        let disk_bytes = Pass::disk_bytes(self.graph, self.checkpoints);
         let mut tick = |nodes: u64| {
             reports.progress_every(DURING_LEVEL, || BfsProgress {
                 lower_bound,
@@ -425,7 +411,9 @@ impl OneProcess<'_> {
         // `held` above counts the links in memory: those moved to disk during the level
         // are credited to the budget instead, until the level ends.
         let mut credit = 0;
-        let mut more = || match more_room(*more_memory, graph, limits.disk) {
+        let (budget, graph, more_memory) =
+            (&mut self.budget, &mut *self.graph, &mut *self.more_memory);
+        let mut more = || match more_room(more_memory, graph, limits.disk) {
             Ok(Room::Memory(extra)) => {
                 *budget += extra;
                 extra
@@ -440,13 +428,13 @@ impl OneProcess<'_> {
                 0
             }
         };
-        let outcome = match workers.as_mut().filter(|_| use_threads) {
+        let outcome = match self.workers.as_mut().filter(|_| use_threads) {
             Some(workers) => {
                 // The threads' vectors, kept from the last level, are held too.
-                let allowance = budget_now.saturating_sub(held + seen.bytes() + workers.bytes());
+                let allowance = budget_now.saturating_sub(held + keys_held + workers.bytes());
                 parallel::expand_level(
                     workers,
-                    seen,
+                    self.seen,
                     &this_level,
                     nodes,
                     allowance,
@@ -455,8 +443,8 @@ impl OneProcess<'_> {
                 )
             }
             None => expand_level(
-                seen,
-                (dead, pipeline),
+                self.seen,
+                (self.dead, &mut self.pipeline),
                 &this_level,
                 nodes,
                 budget_now,
@@ -464,7 +452,7 @@ impl OneProcess<'_> {
                 &mut tick,
             ),
         };
-        *budget -= credit;
+        self.budget -= credit;
         (outcome, disk_error)
     }
 
@@ -475,40 +463,30 @@ impl OneProcess<'_> {
         next_counts: Vec<u32>,
         edges: LevelEdges,
     ) -> Result<(), DiskError> {
-        let OneProcess {
-            pass,
-            budget,
-            workers,
-            narrow,
-            ..
-        } = self;
-        let Pass {
-            seen,
-            level,
-            counts,
-            graph,
-            ..
-        } = &mut **pass;
-        graph.push(edges)?;
-        *level = next;
-        level.shrink_to_fit();
-        *counts = next_counts;
-        let held_now = seen.bytes() + graph.bytes() + level.bytes() + counts.capacity() * 4;
-        if let Some(workers) = workers.as_mut().filter(|w| {
-            held_now + w.bytes() > *budget / KEPT_VECTORS_DIVISOR * (KEPT_VECTORS_DIVISOR - 1)
+        self.graph.push(edges)?;
+        *self.level = next;
+        self.level.shrink_to_fit();
+        *self.counts = next_counts;
+        let held_now = self.seen.bytes()
+            + self.graph.bytes()
+            + self.level.bytes()
+            + self.counts.capacity() * 4;
+        let budget = self.budget;
+        if let Some(workers) = self.workers.as_mut().filter(|w| {
+            held_now + w.bytes() > budget / KEPT_VECTORS_DIVISOR * (KEPT_VECTORS_DIVISOR - 1)
         }) {
             // The threads' vectors hold about what the level just made: kept for the next
             // level where memory is short, they would take half of what it has.
             workers.release();
         }
-        if graph.spilling {
+        if self.graph.spilling {
             // Memory is short: the vectors of the level just finished would otherwise stay
             // with the allocator, and the next, wider level's be taken anew. The threads'
             // vectors go too.
-            if let Some(workers) = workers {
+            if let Some(workers) = &mut self.workers {
                 workers.release();
             }
-            narrow.state = None;
+            self.narrow.state = None;
             crate::search::memory::release_freed_memory();
         }
         Ok(())
