@@ -4,7 +4,9 @@
 //! `engine.toml` in the current directory. A missing file means built-in defaults; a malformed
 //! one is an error (silently ignoring a typo would be worse).
 
-use crate::shogi::conditions::{Captures, Conditions, PawnDropMate, PieceMoves};
+use crate::shogi::conditions::{
+    CaptureRule, Captures, Conditions, Paralysis, PawnDropMate, PieceMoves,
+};
 use crate::shogi::{Goal, Stipulation};
 use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
@@ -65,6 +67,12 @@ pub struct EngineConfig {
     /// `Free` (normal shogi), `Greedy` (強欲) or `Ascetic` (禁欲).
     #[serde(rename = "Captures", deserialize_with = "from_text")]
     pub captures: Captures,
+    /// What a capture does: `Normal`, `Circe` (キルケ), `AntiCirce` (アンチキルケ) or `PWC`.
+    #[serde(rename = "CaptureRule", deserialize_with = "from_text")]
+    pub capture_rule: CaptureRule,
+    /// Which pieces are paralysed: `None`, `Madrasi` (マドラシ) or `KMadrasi` (Kマドラシ).
+    #[serde(rename = "Paralysis", deserialize_with = "from_text")]
+    pub paralysis: Paralysis,
     /// Search only solutions of at most this many plies (0: no bound): "none within N" is then
     /// an answer (see [`EngineConfig::max_plies`]).
     #[serde(rename = "MaxPlies")]
@@ -86,6 +94,8 @@ impl Default for EngineConfig {
             piece_moves: PieceMoves::Normal,
             pawn_drop_mate: PawnDropMate::Illegal,
             captures: Captures::Free,
+            capture_rule: CaptureRule::Normal,
+            paralysis: Paralysis::None,
             max_plies: 0,
         }
     }
@@ -112,6 +122,8 @@ impl EngineConfig {
             piece_moves: self.piece_moves,
             pawn_drop_mate: self.pawn_drop_mate,
             captures: self.captures,
+            capture_rule: self.capture_rule,
+            paralysis: self.paralysis,
         }
     }
 }
@@ -134,7 +146,7 @@ fn goal_name<'de, D: Deserializer<'de>>(d: D) -> Result<Goal, D::Error> {
     let text = String::deserialize(d)?;
     match Stipulation::parse(&text) {
         Ok(s) if !s.conditions.is_none() => Err(serde::de::Error::custom(
-            "Stipulation names the goal (H# or HS#); conditions are PieceMoves, PawnDropMate and Captures",
+            "Stipulation names the goal (H# or HS#); conditions are PieceMoves, CaptureRule, Paralysis, PawnDropMate and Captures",
         )),
         Ok(s) if !s.defender_first => Ok(s.goal),
         Ok(_) => Err(serde::de::Error::custom(

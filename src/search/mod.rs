@@ -310,6 +310,10 @@ impl Solver {
         progress: &mut dyn FnMut(&Progress),
     ) -> Result<SearchResult, SearchError> {
         let stipulation = limits.stipulation;
+        // Every position of the search plays its captures under the problem's rules.
+        let mut adopted = root.clone();
+        stipulation.rules().adopt(&mut adopted);
+        let root = &adopted;
         stipulation.check_position(root).map_err(|e| match e {
             StipulationError::NoAttackerKing => SearchError::NoAttackerKing,
             _ => SearchError::NoDefenderKing,

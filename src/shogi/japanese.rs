@@ -12,8 +12,14 @@
 //! variants (同　玉 with a full-width space, 王 for 玉, 竜 for 龍, 全 / 圭 / 杏, 打 or a motion
 //! written when not needed, 直 where the motion would do, ASCII digits, missing ▲/△), and
 //! reports a text that fits several moves as ambiguous.
+//!
+//! Under a capture rule (キルケ, アンチキルケ, PWC) a capture that puts a piece back on the board
+//! ends with `/`, that piece's square and its name as it now stands (`▲５二金/３一銀`: Fairy
+//! Mate's convention); read back, the suffix picks the file-5 choice.
 
-use super::movegen::{self, MoveList};
+use super::capture_rule;
+use super::conditions::CaptureRule;
+use super::movegen::MoveList;
 use super::position::Position;
 use super::rules::RuleSet;
 use super::types::{Color, Move, PieceType, Square};
@@ -233,7 +239,35 @@ pub fn move_to_japanese_under(
 ) -> String {
     let mut legal = MoveList::new();
     rules.without_captures_rule().legal(pos, &mut legal);
-    move_to_japanese_with(pos, m, previous, &legal)
+    let mut text = move_to_japanese_with(pos, m, previous, &legal);
+    text.push_str(&capture_suffix(pos, m, rules));
+    text
+}
+
+/// The piece a capture puts back on the board under `rules`, as `/３一銀`; empty when there is
+/// none (no capture rule, not a capture, the piece went to hand, the capturer stayed).
+pub fn capture_suffix(pos: &Position, m: Move, rules: RuleSet) -> String {
+    if rules.conditions().capture_rule == CaptureRule::Normal
+        || m.is_drop()
+        || pos.piece_at(m.to()).is_none()
+    {
+        return String::new();
+    }
+    let after = capture_rule::aftermath(pos, rules.capture_setting(), m);
+    let (square, kind) = match after.victim_to {
+        Some((square, piece)) => (square, piece.kind()),
+        None if after.capturer_to != m.to() => {
+            let kind = pos.piece_at(m.from()).expect("a piece to move").kind();
+            let kind = if m.is_promotion() {
+                kind.promoted()
+            } else {
+                kind
+            };
+            (after.capturer_to, kind)
+        }
+        None => return String::new(),
+    };
+    format!("/{}{}", square_name(square), piece_name(kind))
 }
 
 fn move_to_japanese_with(
@@ -288,6 +322,7 @@ pub fn line_to_japanese_after(
     rules: RuleSet,
 ) -> String {
     let mut pos = pos.clone();
+    rules.adopt(&mut pos);
     let mut previous = previous;
     let mut parts = Vec::with_capacity(line.len());
     for &m in line {
@@ -459,11 +494,27 @@ pub fn parse_japanese_move(
     previous: Option<Square>,
     index: usize,
 ) -> Result<Move, JapaneseError> {
+    parse_japanese_move_under(pos, text, previous, index, RuleSet::PLAIN)
+}
+
+/// [`parse_japanese_move`] under `rules`: a capture's suffix (`/３一銀`) picks its file-5 choice;
+/// without one, the choice on the file-1 side is taken when both fit.
+pub fn parse_japanese_move_under(
+    pos: &Position,
+    text: &str,
+    previous: Option<Square>,
+    index: usize,
+    rules: RuleSet,
+) -> Result<Move, JapaneseError> {
     let no_match = || JapaneseError::NoMatch {
         index,
         text: text.to_string(),
     };
-    let norm = normalize(text);
+    let (text_body, suffix) = match text.split_once('/') {
+        Some((body, suffix)) => (body, Some(normalize(suffix))),
+        None => (text, None),
+    };
+    let norm = normalize(text_body);
     let (side, body) = match norm.chars().next() {
         Some('▲') => (Some(Color::Black), &norm['▲'.len_utf8()..]),
         Some('△') => (Some(Color::White), &norm['△'.len_utf8()..]),
@@ -491,7 +542,7 @@ pub fn parse_japanese_move(
         }
     };
     let mut legal = MoveList::new();
-    movegen::legal(pos, &mut legal);
+    rules.without_captures_rule().legal(pos, &mut legal);
     let cands = candidates(pos, parts.kind, to, &legal);
     // A drop is written with 打 whenever a board piece of its kind could go there too.
     let matching: Vec<Move> = if parts.drop || cands.is_empty() {
@@ -525,6 +576,18 @@ pub fn parse_japanese_move(
             .filter(|m| m.is_promotion() == promote)
             .collect()
     };
+    // The suffix names the file-5 choice; without one the file-1 side's is meant.
+    let matching: Vec<Move> = match &suffix {
+        Some(suffix) => matching
+            .into_iter()
+            .filter(|&m| capture_suffix(pos, m, rules).strip_prefix('/') == Some(suffix))
+            .collect(),
+        None if matching.len() == 2 && matching[0].plain() == matching[1].plain() => matching
+            .into_iter()
+            .filter(|m| !m.chooses_far_home())
+            .collect(),
+        None => matching,
+    };
     match matching.len() {
         1 => Ok(matching[0]),
         0 => Err(no_match()),
@@ -538,7 +601,17 @@ pub fn parse_japanese_move(
 
 /// Reads a line of moves separated by white space (as `line_to_japanese` writes it).
 pub fn parse_japanese_line(root: &Position, text: &str) -> Result<Vec<Move>, JapaneseError> {
+    parse_japanese_line_under(root, text, RuleSet::PLAIN)
+}
+
+/// [`parse_japanese_line`] under `rules`.
+pub fn parse_japanese_line_under(
+    root: &Position,
+    text: &str,
+    rules: RuleSet,
+) -> Result<Vec<Move>, JapaneseError> {
     let mut pos = root.clone();
+    rules.adopt(&mut pos);
     let mut previous = None;
     let mut line = Vec::new();
     // Split on ▲/△ marks when present (tolerates "同　玉" with its inner full-width space),
@@ -560,7 +633,7 @@ pub fn parse_japanese_line(root: &Position, text: &str) -> Result<Vec<Move>, Jap
         text.split_whitespace().map(String::from).collect()
     };
     for (i, token) in tokens.iter().enumerate() {
-        let m = parse_japanese_move(&pos, token, previous, i + 1)?;
+        let m = parse_japanese_move_under(&pos, token, previous, i + 1, rules)?;
         previous = Some(m.to());
         pos.do_move(m);
         line.push(m);

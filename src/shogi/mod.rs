@@ -2,12 +2,14 @@
 
 pub mod attacks;
 pub mod bitboard;
+pub mod capture_rule;
 pub mod conditions;
 pub mod display;
 pub mod japanese;
 pub mod kif;
 pub mod movegen;
 pub mod perft;
+pub mod played;
 pub mod position;
 pub mod powers;
 pub mod record;

@@ -1,6 +1,6 @@
 //! Perft: counting the leaf nodes of the legal-move tree, the standard test of a move generator.
 
-use super::conditions::{Captures, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain, Rules};
+use super::conditions::{Captures, PawnDropMate, PawnDropMateAllowed, Plain, Rules};
 use super::movegen::{self, MoveList};
 use super::position::Position;
 use super::rules::RuleSet;
@@ -87,11 +87,10 @@ pub fn divide_under<R: Rules>(
 /// [`RuleSet::legal`].
 pub fn perft_rules(pos: &mut Position, depth: u32, bulk: bool, rules: RuleSet) -> u64 {
     let c = rules.conditions();
-    match (c.piece_moves, c.pawn_drop_mate) {
-        (PieceMoves::Normal, PawnDropMate::Illegal) => {
-            perft_under::<Plain>(pos, depth, bulk, c.captures)
-        }
-        (PieceMoves::Normal, PawnDropMate::Allowed) => {
+    rules.adopt(pos);
+    match (rules.fixed_powers(), c.pawn_drop_mate) {
+        (true, PawnDropMate::Illegal) => perft_under::<Plain>(pos, depth, bulk, c.captures),
+        (true, PawnDropMate::Allowed) => {
             perft_under::<PawnDropMateAllowed>(pos, depth, bulk, c.captures)
         }
         _ => count_powers(pos, depth, bulk, rules),
@@ -123,6 +122,7 @@ pub fn divide_rules(
     bulk: bool,
     rules: RuleSet,
 ) -> Vec<(Move, u64)> {
+    rules.adopt(pos);
     let mut list = MoveList::new();
     rules.legal(pos, &mut list);
     list.iter()

@@ -3,6 +3,8 @@
 
 use super::attacks::*;
 use super::bitboard::Bitboard;
+use super::capture_rule::{self, Aftermath, CaptureSetting};
+use super::conditions::CaptureRule;
 use super::types::{Color, Hand, Move, Piece, PieceType, Square};
 use super::zobrist;
 
@@ -12,6 +14,8 @@ struct Undo {
     key: u128,
     checkers: Bitboard,
     captured: Option<Piece>,
+    /// Where a capture under a capture rule put its pieces (None: as in normal shogi).
+    aftermath: Option<Aftermath>,
 }
 
 #[derive(Clone)]
@@ -28,6 +32,10 @@ pub struct Position {
     /// Pieces of the side not to move that give check to the side to move.
     checkers: Bitboard,
     history: Vec<Undo>,
+    /// What a capture does here: normal shogi unless a capture rule is set (see
+    /// [`Position::set_capture_setting`]). Not part of the key or the packed form: a search
+    /// keeps one rule set for all its positions.
+    capture: CaptureSetting,
 }
 
 /// Data for recognising moves that give check against `side`'s opponent's king.
@@ -145,7 +153,20 @@ impl Position {
             key: 0,
             checkers: Bitboard::EMPTY,
             history: Vec::with_capacity(256),
+            capture: CaptureSetting::default(),
         }
+    }
+
+    /// Plays this position's captures under `setting` from now on.
+    #[inline]
+    pub fn set_capture_setting(&mut self, setting: CaptureSetting) {
+        self.capture = setting;
+    }
+
+    /// The capture rule this position's captures are played under.
+    #[inline]
+    pub fn capture_setting(&self) -> CaptureSetting {
+        self.capture
     }
 
     // ----- accessors -------------------------------------------------------------------
@@ -527,6 +548,10 @@ impl Position {
             let from = m.from();
             let piece = self.board[from.index()].expect("do_move: no piece on origin");
             if let Some(victim) = self.board[to.index()] {
+                if self.capture.rule != CaptureRule::Normal {
+                    self.do_fairy_capture(m, piece, victim);
+                    return;
+                }
                 self.unplace(to, victim);
                 let kind = victim.kind().unpromoted();
                 self.hands[us.index()].add(kind);
@@ -552,6 +577,7 @@ impl Position {
             key: self.key,
             checkers: self.checkers,
             captured,
+            aftermath: None,
         });
         self.key = match us {
             Color::Black => key.wrapping_add(zobrist::side_key()),
@@ -593,12 +619,75 @@ impl Position {
         checkers
     }
 
+    /// Plays the capture `m` of `victim` by `piece` under this position's capture rule.
+    fn do_fairy_capture(&mut self, m: Move, piece: Piece, victim: Piece) {
+        let us = self.side;
+        let (from, to) = (m.from(), m.to());
+        let after = capture_rule::aftermath(self, self.capture, m);
+        let moved = if m.is_promotion() {
+            Piece::new(us, piece.kind().promoted())
+        } else {
+            piece
+        };
+        self.history.push(Undo {
+            key: self.key,
+            checkers: self.checkers,
+            captured: Some(victim),
+            aftermath: Some(after),
+        });
+        self.unplace(to, victim);
+        self.unplace(from, piece);
+        self.place(after.capturer_to, moved);
+        if moved.kind() == PieceType::King {
+            self.kings[us.index()] = Some(after.capturer_to);
+        }
+        match after.victim_to {
+            Some((sq, reborn)) => self.place(sq, reborn),
+            None => self.hands[us.index()].add(victim.kind().unpromoted()),
+        }
+        self.side = !us;
+        self.move_number += 1;
+        self.key = self.compute_key();
+        // Check under capture rules is judged by the rules' own generator; this keeps the
+        // normal-powers state consistent.
+        self.checkers = self.compute_checkers();
+    }
+
+    /// Takes back the capture `m` played by [`Position::do_fairy_capture`].
+    fn undo_fairy_capture(&mut self, m: Move, undo: Undo, after: Aftermath) {
+        let us = self.side;
+        let (from, to) = (m.from(), m.to());
+        let moved = self.board[after.capturer_to.index()].expect("undo: capturer missing");
+        let victim = undo.captured.expect("a capture's victim");
+        match after.victim_to {
+            Some((sq, reborn)) => self.unplace(sq, reborn),
+            None => self.hands[us.index()].remove(victim.kind().unpromoted()),
+        }
+        self.unplace(after.capturer_to, moved);
+        let original = if m.is_promotion() {
+            Piece::new(us, moved.kind().unpromoted())
+        } else {
+            moved
+        };
+        self.place(from, original);
+        self.place(to, victim);
+        if original.kind() == PieceType::King {
+            self.kings[us.index()] = Some(from);
+        }
+        self.key = undo.key;
+        self.checkers = undo.checkers;
+    }
+
     /// Takes back `m`, which must be the last move played.
     pub fn undo_move(&mut self, m: Move) {
         let undo = self.history.pop().expect("undo_move without do_move");
         let us = !self.side;
         self.side = us;
         self.move_number -= 1;
+        if let Some(after) = undo.aftermath {
+            self.undo_fairy_capture(m, undo, after);
+            return;
+        }
         let to = m.to();
         let moved = self.board[to.index()].expect("undo_move: destination empty");
         self.unplace(to, moved);
@@ -637,6 +726,11 @@ impl Position {
         } else {
             let from = m.from();
             let piece = self.board[from.index()].expect("key_after: no piece on origin");
+            if self.capture.rule != CaptureRule::Normal && self.board[to.index()].is_some() {
+                let mut after = self.clone();
+                after.do_move(m);
+                return after.key();
+            }
             if let Some(victim) = self.board[to.index()] {
                 key = key
                     .wrapping_sub(zobrist::piece_key(victim, to))

@@ -17,7 +17,7 @@ use super::position::Position;
 use super::types::{Color, Move, Piece, PieceType, Square};
 
 /// What the power rules read of a board.
-trait Board {
+pub(super) trait Board {
     fn piece_at(&self, sq: Square) -> Option<Piece>;
     fn occupied(&self) -> Bitboard;
     fn pieces_of(&self, color: Color) -> Bitboard;
@@ -102,7 +102,7 @@ impl Board for After<'_> {
 /// The type whose moves the piece `piece` on `sq` makes under `moves`: its neighbour's own type
 /// when the neighbour qualifies (never a borrowed power: no chains), else its own.
 #[inline]
-fn power(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> PieceType {
+pub(super) fn power(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> PieceType {
     let (in_front, friendly) = match moves {
         PieceMoves::Normal => return piece.kind(),
         PieceMoves::Annan => (false, true),
@@ -123,7 +123,7 @@ fn power(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Pie
 
 /// The squares the piece on `sq` reaches (attacks), in its own direction.
 #[inline]
-fn reach(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Bitboard {
+pub(super) fn reach(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Bitboard {
     attacks(
         piece.color(),
         power(board, moves, sq, piece),
@@ -134,7 +134,7 @@ fn reach(board: &impl Board, moves: PieceMoves, sq: Square, piece: Piece) -> Bit
 
 /// The squares from which some power reaches `target`: its lines and a knight's jump away.
 #[inline]
-fn reach_from(target: Square) -> Bitboard {
+pub(super) fn reach_from(target: Square) -> Bitboard {
     rook_pseudo_attacks(target)
         | bishop_pseudo_attacks(target)
         | knight_attacks(Color::Black, target)

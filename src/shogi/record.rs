@@ -85,6 +85,7 @@ fn kif_move(pos: &Position, m: Move, previous: Option<Square>, rules: RuleSet) -
         s.push_str("不成");
     }
     s.push_str(&format!("({}{})", m.from().file() + 1, m.from().rank() + 1));
+    s.push_str(&japanese::capture_suffix(pos, m, rules));
     s
 }
 
@@ -95,6 +96,7 @@ pub fn to_kif(root: &Position, stipulation: Stipulation, line: &[Move], started:
     s.push_str(MOVES_HEADER);
     s.push('\n');
     let mut pos = root.clone();
+    stipulation.rules().adopt(&mut pos);
     let mut previous = None;
     for (i, &m) in line.iter().enumerate() {
         let text = kif_move(&pos, m, previous, stipulation.rules());

@@ -2,31 +2,55 @@
 //! conditions, chosen once. Every question the search asks of the rules (which moves, is the
 //! side to move in check, is it mated) goes through [`RuleSet`]: normal shogi's answers come
 //! from `movegen` unchanged (the branch that picks them is the only cost plain rules pay), 打歩詰可
-//! from the generator's `PawnDropMateAllowed` instance, changed piece powers from `powers`, and
-//! the captures rule (強欲・禁欲) narrows whatever list the others produced.
+//! from the generator's `PawnDropMateAllowed` instance, changed piece powers from `powers`, a
+//! capture rule or a paralysis rule (with or without changed powers) from `played`, and the
+//! captures rule (強欲・禁欲) narrows whatever list the others produced.
 
+use super::capture_rule::CaptureSetting;
 use super::conditions::{
-    Captures, Conditions, PawnDropMate, PawnDropMateAllowed, PieceMoves, Plain,
+    CaptureRule, Captures, Conditions, Paralysis, PawnDropMate, PawnDropMateAllowed, PieceMoves,
+    Plain,
 };
 use super::movegen::{self, MoveList};
 use super::position::Position;
-use super::powers;
-use super::types::Move;
+use super::types::{Color, Move};
+use super::{played, powers};
+
+/// Which generator answers: normal shogi's, the one for changed powers, or the one that plays
+/// each move (capture and paralysis rules).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+enum Generator {
+    #[default]
+    Fixed,
+    Powers,
+    Played,
+}
 
 /// Normal shogi or fairy conditions, as the search uses them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RuleSet {
     conditions: Conditions,
+    generator: Generator,
 }
 
 impl RuleSet {
     /// Normal shogi.
-    pub const PLAIN: RuleSet = RuleSet {
-        conditions: Conditions::NONE,
-    };
+    pub const PLAIN: RuleSet = RuleSet::new(Conditions::NONE);
 
     pub const fn new(conditions: Conditions) -> RuleSet {
-        RuleSet { conditions }
+        let generator = if !matches!(conditions.capture_rule, CaptureRule::Normal)
+            || !matches!(conditions.paralysis, Paralysis::None)
+        {
+            Generator::Played
+        } else if matches!(conditions.piece_moves, PieceMoves::Normal) {
+            Generator::Fixed
+        } else {
+            Generator::Powers
+        };
+        RuleSet {
+            conditions,
+            generator,
+        }
     }
 
     pub const fn conditions(self) -> Conditions {
@@ -37,7 +61,20 @@ impl RuleSet {
     /// powers (check tables, flight squares, the position's own check state) hold.
     #[inline]
     pub fn fixed_powers(self) -> bool {
-        self.conditions.piece_moves == PieceMoves::Normal
+        self.generator == Generator::Fixed
+    }
+
+    /// What a capture does under these rules: positions searched under them must play their
+    /// captures so ([`Position::set_capture_setting`]).
+    #[inline]
+    pub fn capture_setting(self) -> CaptureSetting {
+        played::capture_setting(self.conditions)
+    }
+
+    /// Makes `pos` play its captures under these rules.
+    #[inline]
+    pub fn adopt(self, pos: &mut Position) {
+        pos.set_capture_setting(self.capture_setting());
     }
 
     #[inline]
@@ -52,13 +89,21 @@ impl RuleSet {
         }
     }
 
+    /// Is the king of `color` attacked in `pos`, whoever is to move?
+    pub fn king_attacked(self, pos: &Position, color: Color) -> bool {
+        match self.generator {
+            Generator::Played => played::king_attacked(pos, self.conditions, color),
+            _ => powers::king_attacked(pos, self.conditions.piece_moves, color),
+        }
+    }
+
     /// Is the side to move in check?
     #[inline]
     pub fn in_check(self, pos: &Position) -> bool {
-        if self.fixed_powers() {
-            pos.in_check()
-        } else {
-            powers::in_check(pos, self.conditions.piece_moves)
+        match self.generator {
+            Generator::Fixed => pos.in_check(),
+            Generator::Powers => powers::in_check(pos, self.conditions.piece_moves),
+            Generator::Played => played::in_check(pos, self.conditions),
         }
     }
 
@@ -71,8 +116,10 @@ impl RuleSet {
             } else {
                 movegen::checks_under::<Plain>(pos, list)
             }
-        } else {
+        } else if self.generator == Generator::Powers {
             powers::checks(pos, self.conditions, list)
+        } else {
+            played::checks(pos, self.conditions, list)
         }
         self.narrow(pos, list);
     }
@@ -86,8 +133,10 @@ impl RuleSet {
             } else {
                 movegen::legal_under::<Plain>(pos, list)
             }
-        } else {
+        } else if self.generator == Generator::Powers {
             powers::legal(pos, self.conditions, list)
+        } else {
+            played::legal(pos, self.conditions, list)
         }
         self.narrow(pos, list);
     }
@@ -101,8 +150,10 @@ impl RuleSet {
             } else {
                 movegen::evasions_under::<Plain>(pos, list)
             }
-        } else {
+        } else if self.generator == Generator::Powers {
             powers::legal(pos, self.conditions, list)
+        } else {
+            played::legal(pos, self.conditions, list)
         }
         self.narrow(pos, list);
     }
@@ -116,8 +167,10 @@ impl RuleSet {
             } else {
                 movegen::has_evasion_under::<Plain>(pos)
             }
-        } else {
+        } else if self.generator == Generator::Powers {
             powers::has_legal(pos, self.conditions)
+        } else {
+            played::has_legal(pos, self.conditions)
         }
     }
 
@@ -130,10 +183,10 @@ impl RuleSet {
     /// Does `m`, legal in `pos`, give check?
     #[inline]
     pub fn gives_check(self, pos: &Position, m: Move) -> bool {
-        if self.fixed_powers() {
-            movegen::gives_check(pos, m)
-        } else {
-            powers::gives_check(pos, self.conditions.piece_moves, m)
+        match self.generator {
+            Generator::Fixed => movegen::gives_check(pos, m),
+            Generator::Powers => powers::gives_check(pos, self.conditions.piece_moves, m),
+            Generator::Played => played::gives_check(pos, self.conditions, m),
         }
     }
 

@@ -1,7 +1,9 @@
 //! SFEN parsing and printing, and USI move notation read against a position.
 
+use super::capture_rule;
+use super::conditions::CaptureRule;
 use super::position::Position;
-use super::powers::{self, standing_ranks};
+use super::powers::standing_ranks;
 use super::rules::RuleSet;
 use super::types::{Color, Move, Piece, PieceType, Square};
 use thiserror::Error;
@@ -106,6 +108,7 @@ impl Position {
                 .ok_or_else(|| SfenError::BadMoveNumber(s.to_string()))?,
         };
         pos.set_side_and_number(side, number);
+        rules.adopt(&mut pos);
         validate(&pos, rules)?;
         pos.finish_setup();
         Ok(pos)
@@ -175,8 +178,43 @@ impl Position {
         self.parse_move_under(text, RuleSet::PLAIN)
     }
 
-    /// Parses a USI move and checks that it is legal here under `rules`.
+    /// Parses a USI move and checks that it is legal here under `rules`. Under a capture rule
+    /// a capture may name the square of its reborn, returning or placed piece (`5c5b/7a`);
+    /// without it, a capture on file 5 takes the home on the file-1 side when that is legal.
     pub fn parse_move_under(&self, text: &str, rules: RuleSet) -> Result<Move, MoveError> {
+        let whole = text;
+        let (text, named) = match whole.split_once('/') {
+            Some((text, square)) => (
+                text,
+                Some(Square::from_usi(square).ok_or_else(|| MoveError::Syntax(whole.to_string()))?),
+            ),
+            None => (whole, None),
+        };
+        let m = self.parse_plain_move(text)?;
+        let legal = |m: Move| rules.is_legal_move(self, m);
+        let far = m.choosing_far_home();
+        let capture_rule = rules.conditions().capture_rule != CaptureRule::Normal;
+        let capture = capture_rule && !m.is_drop() && self.piece_at(m.to()).is_some();
+        match named {
+            None if legal(m) => Ok(m),
+            None if capture && legal(far) => Ok(far),
+            None => Err(MoveError::Illegal(text.to_string())),
+            Some(square) => {
+                let ends = |m: Move| {
+                    let after = capture_rule::aftermath(self, rules.capture_setting(), m);
+                    after.victim_to.map(|(sq, _)| sq) == Some(square)
+                        || (after.capturer_to == square && square != m.to())
+                };
+                [m, far]
+                    .into_iter()
+                    .find(|&m| capture && ends(m) && legal(m))
+                    .ok_or_else(|| MoveError::Illegal(whole.to_string()))
+            }
+        }
+    }
+
+    /// Parses a USI move without a suffix (syntax, origin and hand only).
+    fn parse_plain_move(&self, text: &str) -> Result<Move, MoveError> {
         let syntax = || MoveError::Syntax(text.to_string());
         let b = text.as_bytes();
         let m = if b.len() == 4 && b[1] == b'*' {
@@ -202,11 +240,7 @@ impl Position {
         } else {
             return Err(syntax());
         };
-        if rules.is_legal_move(self, m) {
-            Ok(m)
-        } else {
-            Err(MoveError::Illegal(text.to_string()))
-        }
+        Ok(m)
     }
 }
 
@@ -371,7 +405,7 @@ fn validate(pos: &Position, rules: RuleSet) -> Result<(), SfenError> {
         }
     }
     let them = !pos.side_to_move();
-    if powers::king_attacked(pos, powers, them) {
+    if rules.king_attacked(pos, them) {
         return Err(SfenError::OpponentInCheck(them));
     }
     Ok(())

@@ -358,6 +358,7 @@ pub fn verify_solution(
     let attacker = stipulation.attacker(root.side_to_move());
     let rules = stipulation.rules();
     let mut pos = root.clone();
+    rules.adopt(&mut pos);
     let mut allowed = MoveList::new();
     for (i, &m) in line.iter().enumerate() {
         if !rules.is_legal_move(&pos, m) {

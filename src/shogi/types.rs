@@ -423,13 +423,17 @@ impl fmt::Debug for Hand {
 }
 
 /// A move packed in 16 bits: destination in bits 0..7, origin in bits 7..14 (for a drop,
-/// `81 + kind`), promotion flag in bit 14. The all-zero value is [`Move::NULL`].
+/// `81 + kind`), promotion flag in bit 14, the choice of home (キルケ, アンチキルケ) in bit 15.
+/// The all-zero value is [`Move::NULL`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Move(u16);
 
 impl Move {
     pub const NULL: Move = Move(0);
     const PROMOTE: u16 = 1 << 14;
+    /// Under キルケ and アンチキルケ, a capture on file 5 with both homes empty is two moves:
+    /// this bit chooses the home on the file-9 side (clear: the file-1 side).
+    const FAR_HOME: u16 = 1 << 15;
     const DROP_BASE: u16 = 81;
 
     #[inline]
@@ -479,6 +483,24 @@ impl Move {
         self.0 == 0
     }
 
+    /// This capture with the file-9-side home chosen (see [`Move::chooses_far_home`]).
+    #[inline]
+    pub const fn choosing_far_home(self) -> Move {
+        Move(self.0 | Move::FAR_HOME)
+    }
+
+    /// Does this capture choose the home on the file-9 side, of two empty ones on file 5?
+    #[inline]
+    pub const fn chooses_far_home(self) -> bool {
+        self.0 & Move::FAR_HOME != 0
+    }
+
+    /// The move without its choice of home: what USI prints.
+    #[inline]
+    pub const fn plain(self) -> Move {
+        Move(self.0 & !Move::FAR_HOME)
+    }
+
     #[inline]
     pub const fn raw(self) -> u16 {
         self.0
@@ -510,7 +532,11 @@ impl fmt::Display for Move {
 
 impl fmt::Debug for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+        fmt::Display::fmt(self, f)?;
+        if self.chooses_far_home() {
+            f.write_str("(far home)")?;
+        }
+        Ok(())
     }
 }
 

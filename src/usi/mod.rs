@@ -434,6 +434,8 @@ impl Session {
             Ok(OptionChange::PieceMoves(moves)) => self.config.piece_moves = moves,
             Ok(OptionChange::PawnDropMate(rule)) => self.config.pawn_drop_mate = rule,
             Ok(OptionChange::Captures(rule)) => self.config.captures = rule,
+            Ok(OptionChange::CaptureRule(rule)) => self.config.capture_rule = rule,
+            Ok(OptionChange::Paralysis(rule)) => self.config.paralysis = rule,
             Ok(OptionChange::MaxPlies(n)) => self.config.max_plies = n,
             Ok(OptionChange::ClearHash) => {
                 let _ = self.jobs.send(Job::Clear);
@@ -497,6 +499,7 @@ pub fn build_position(
 
 /// `pos` after the USI `moves`, legal under `rules`; the error names the first that is not.
 pub fn play_moves(mut pos: Position, moves: &[String], rules: RuleSet) -> Result<Position, String> {
+    rules.adopt(&mut pos);
     for (i, text) in moves.iter().enumerate() {
         let m = pos
             .parse_move_under(text, rules)

@@ -4,7 +4,9 @@ use crate::config::{
     EngineConfig, MAX_CHECKPOINT_MINUTES, MAX_DISK_CAP_MB, MAX_HASH_MB, MAX_MAX_PLIES,
     MAX_SOLUTION_LIMIT, MAX_THREADS,
 };
-use crate::shogi::conditions::{Captures, ConditionsError, PawnDropMate, PieceMoves};
+use crate::shogi::conditions::{
+    CaptureRule, Captures, ConditionsError, Paralysis, PawnDropMate, PieceMoves,
+};
 use crate::shogi::{Goal, Stipulation};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -26,6 +28,8 @@ pub enum OptionChange {
     PieceMoves(PieceMoves),
     PawnDropMate(PawnDropMate),
     Captures(Captures),
+    CaptureRule(CaptureRule),
+    Paralysis(Paralysis),
     /// 0: no bound.
     MaxPlies(usize),
     ClearHash,
@@ -114,6 +118,14 @@ pub fn declarations(config: &EngineConfig) -> Vec<String> {
             config.captures.usi_name()
         ),
         format!(
+            "option name CaptureRule type combo default {} var Normal var Circe var AntiCirce var PWC",
+            config.capture_rule.usi_name()
+        ),
+        format!(
+            "option name Paralysis type combo default {} var None var Madrasi var KMadrasi",
+            config.paralysis.usi_name()
+        ),
+        format!(
             "option name MaxPlies type spin default {} min 0 max {MAX_MAX_PLIES}",
             config.max_plies
         ),
@@ -141,7 +153,8 @@ fn goal(value: Option<&str>) -> Result<Goal, OptionError> {
     }
 }
 
-/// A combo value of a condition (`PieceMoves`, `PawnDropMate`, `Captures`), in any case.
+/// A combo value of a condition (`PieceMoves`, `PawnDropMate`, `Captures`, `CaptureRule`,
+/// `Paralysis`), in any case.
 fn condition<T>(name: &'static str, value: Option<&str>) -> Result<T, OptionError>
 where
     T: std::str::FromStr<Err = ConditionsError>,
@@ -223,6 +236,8 @@ pub fn parse_change(name: &str, value: Option<&str>) -> Result<OptionChange, Opt
         "piecemoves" => condition("PieceMoves", value).map(OptionChange::PieceMoves),
         "pawndropmate" => condition("PawnDropMate", value).map(OptionChange::PawnDropMate),
         "captures" => condition("Captures", value).map(OptionChange::Captures),
+        "capturerule" => condition("CaptureRule", value).map(OptionChange::CaptureRule),
+        "paralysis" => condition("Paralysis", value).map(OptionChange::Paralysis),
         "maxplies" => spin("MaxPlies", value, 0, MAX_MAX_PLIES).map(OptionChange::MaxPlies),
         "clearhash" | "clear hash" => Ok(OptionChange::ClearHash),
         _ if lower.starts_with("usi_") => Ok(OptionChange::Ignored),

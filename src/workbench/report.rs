@@ -2,6 +2,8 @@
 //! diverge) and for scripts (one JSON object a line).
 
 use crate::search::{Outcome, SearchResult};
+use crate::shogi::capture_rule::chosen_homes;
+use crate::shogi::conditions::CaptureRule;
 use crate::shogi::japanese::line_to_japanese_after;
 use crate::shogi::kif::to_bod;
 use crate::shogi::{Move, Position, Stipulation};
@@ -78,6 +80,13 @@ pub struct Report {
     pub unique: Option<bool>,
     pub moves: Vec<String>,
     pub alternatives: Vec<Vec<String>>,
+    /// Under キルケ and アンチキルケ (and PWC): for each move, the home chosen by a capture on
+    /// file 5 with both homes empty (`"3a"`), else `null`. Absent under other rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebirths: Option<Vec<Option<String>>>,
+    /// The same for each of `alternatives`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternative_rebirths: Option<Vec<Vec<Option<String>>>>,
     pub japanese: Option<String>,
     pub nodes: u64,
     pub time_ms: u64,
@@ -122,6 +131,8 @@ impl Report {
             unique: None,
             moves: Vec::new(),
             alternatives: Vec::new(),
+            rebirths: None,
+            alternative_rebirths: None,
             japanese: None,
             nodes: 0,
             time_ms: 0,
@@ -159,6 +170,18 @@ impl Report {
                 report.unique = result.solutions.as_ref().and_then(|s| s.unique());
                 report.moves = usi_strings(&report.lines[0]);
                 report.alternatives = report.lines[1..].iter().map(|l| usi_strings(l)).collect();
+                let rules = stipulation.rules();
+                if rules.conditions().capture_rule != CaptureRule::Normal {
+                    let homes = |line: &[Move]| -> Vec<Option<String>> {
+                        chosen_homes(position, line, rules.capture_setting())
+                            .into_iter()
+                            .map(|home| home.map(|sq| sq.to_string()))
+                            .collect()
+                    };
+                    report.rebirths = Some(homes(&report.lines[0]));
+                    report.alternative_rebirths =
+                        Some(report.lines[1..].iter().map(|l| homes(l)).collect());
+                }
                 report.japanese = Some(line_to_japanese_after(
                     position,
                     &report.lines[0],

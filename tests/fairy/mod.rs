@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod capture;
+
 use kyozume::search::{Limits, Outcome, Solver, Strategy};
 use kyozume::shogi::conditions::{Captures, Conditions, PawnDropMate, PieceMoves};
 use kyozume::shogi::movegen::MoveList;
@@ -646,6 +648,7 @@ impl Fairy {
                 Some(true) => Captures::Greedy,
                 Some(false) => Captures::Ascetic,
             },
+            ..Conditions::NONE
         }
     }
 }

@@ -217,6 +217,7 @@ impl Expansion {
         self.index = index;
         self.paths = paths;
         let pos = &mut self.pos;
+        rules.adopt(pos);
         pos.unpack_from(packed);
         let frozen_apart = sink.frozen_apart();
         let mut nodes = 0;
