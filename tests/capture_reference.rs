@@ -312,3 +312,112 @@ fn shortest_helpmates_agree_with_the_reference() {
     assert!(tried >= 300, "{tried} problems");
     assert!(found >= 60, "only {found} of {tried} with a helpmate");
 }
+
+/// Problems whose answers come from the breadth-first pass under each capture rule: suite
+/// problems played under the rule (whatever their length there) and PWC's 73-ply H-P4 (神無七郎,
+/// OFM No.116). (rules, SFEN).
+const PASS_PROBLEMS: [(&str, &str); 9] = [
+    // 詰棋猫「ダイアモンド」55手: 55 plies under キルケ, unique.
+    (
+        "キルケ",
+        "4lk3/5nP2/S2Pp4/1SG2pL1G/2SL4S/1N1p1l1B1/B4NR2/3g1K1p1/PNP1P3P b Prg7p 1",
+    ),
+    // smokecone step33: 31 plies under キルケ.
+    (
+        "キルケ",
+        "4G2+P+P/6K1+P/4P2P1/5LS2/5PLLP/6L2/6k2/6+p2/6P2 b 2r2b3g3s4n9p 1",
+    ),
+    // oneway43: 19 plies under キルケ.
+    (
+        "キルケ",
+        "sg7/1b1S3+P1/pNPp4g/S+P1sgpppB/1L2p2P+p/1l3RK1k/P1pGP1+p1p/1PNNN3P/RL6L b - 1",
+    ),
+    // smokecone step9: 29 plies under アンチキルケ.
+    (
+        "アンチキルケ",
+        "7+PG/6K1+P/7PG/9/8k/9/9/9/9 b 2r2b2g4s4n4l15p 1",
+    ),
+    // forest-06-10_97: 19 plies under アンチキルケ.
+    (
+        "アンチキルケ",
+        "s2B5/1L1S5/1PPPPL2R/1+l5N1/P6N1/2k4N1/7N1/1pgg2g2/K5+Br1 b g2sl12p 1",
+    ),
+    // smokecone step11: 19 plies under アンチキルケ.
+    (
+        "アンチキルケ",
+        "7+P1/6KG+P/7P1/7G+P/9/8k/9/9/9 b 2r2b2g4s4n4l14p 1",
+    ),
+    // H-P4: 73 plies under PWC, unique.
+    (
+        "PWC",
+        "9/9/9/9/2K6/+p+p4+p+p+p/1+p+p+p+p+p+p2/1+p+p+p+p+p+p2/7kP b 2B 1",
+    ),
+    // test_solve_16: 21 plies under PWC.
+    (
+        "PWC",
+        "9/9/9/9/7bb/1ppssssp1/K5k2/+RL1l1gg2/rL3gg1+l b 4N15P 1",
+    ),
+    // 詰棋猫「ダイアモンド」55手: 19 plies under PWC, unique.
+    (
+        "PWC",
+        "4lk3/5nP2/S2Pp4/1SG2pL1G/2SL4S/1N1p1l1B1/B4NR2/3g1K1p1/PNP1P3P b Prg7p 1",
+    ),
+];
+
+#[test]
+fn the_pass_under_each_capture_rule_agrees_at_one_and_two_threads() {
+    use kyozume::search::{Limits, Outcome};
+    use kyozume::shogi::conditions::Conditions;
+    use std::sync::atomic::AtomicBool;
+    let mut solver = Solver::new(128).unwrap();
+    for (names, sfen) in PASS_PROBLEMS {
+        let (conditions, _) = Conditions::parse_prefix(names).unwrap();
+        let rules = RuleSet::new(conditions);
+        let reference = Rules2 {
+            capture: match conditions.capture_rule {
+                kyozume::shogi::conditions::CaptureRule::Circe => Capture::Circe,
+                kyozume::shogi::conditions::CaptureRule::AntiCirce => Capture::AntiCirce,
+                _ => Capture::Pwc,
+            },
+            ..Rules2::PLAIN
+        };
+        let root = Position::from_sfen_under(sfen, rules).unwrap();
+        let stipulation = Stipulation::HELPMATE.under(conditions);
+        let mut answers = Vec::new();
+        for threads in [1, 2] {
+            let limits = Limits {
+                stipulation,
+                strategy: Strategy::BreadthFirst,
+                solution_limit: 20,
+                threads,
+                ..Default::default()
+            };
+            let result = solver
+                .solve(&root, &limits, &AtomicBool::new(false), &mut |_| {})
+                .unwrap();
+            let Outcome::Mate(line) = result.outcome else {
+                panic!("{names} {sfen}: no mate at {threads} threads");
+            };
+            let solutions = result.solutions.expect("counted");
+            assert!(solutions.complete, "{names} {sfen}");
+            let mut lines = BTreeSet::new();
+            for l in &solutions.lines {
+                let mut pos = root.clone();
+                let mut texts = Vec::new();
+                for &m in l {
+                    texts.push(written(&pos, m, rules));
+                    pos.do_move(m);
+                }
+                reference
+                    .replay_helpmate(sfen, &texts)
+                    .unwrap_or_else(|e| panic!("{names} {sfen} {}: {e}", texts.join(" ")));
+                lines.insert(texts.join(" "));
+            }
+            answers.push((line.len(), solutions.count, lines));
+        }
+        assert_eq!(
+            answers[0], answers[1],
+            "{names} {sfen}: one and two threads"
+        );
+    }
+}

@@ -2,6 +2,7 @@
 
 pub mod attacks;
 pub mod bitboard;
+pub mod capture_moves;
 pub mod capture_rule;
 pub mod conditions;
 pub mod display;

@@ -620,6 +620,7 @@ impl Position {
     }
 
     /// Plays the capture `m` of `victim` by `piece` under this position's capture rule.
+    #[cold]
     fn do_fairy_capture(&mut self, m: Move, piece: Piece, victim: Piece) {
         let us = self.side;
         let (from, to) = (m.from(), m.to());
@@ -654,6 +655,7 @@ impl Position {
     }
 
     /// Takes back the capture `m` played by [`Position::do_fairy_capture`].
+    #[cold]
     fn undo_fairy_capture(&mut self, m: Move, undo: Undo, after: Aftermath) {
         let us = self.side;
         let (from, to) = (m.from(), m.to());
@@ -713,6 +715,14 @@ impl Position {
         self.checkers = undo.checkers;
     }
 
+    /// The key after the capture `m` under a capture rule (not on the hot path of plain rules).
+    #[cold]
+    fn key_after_fairy_capture(&self, m: Move) -> u128 {
+        let mut after = self.clone();
+        after.do_move(m);
+        after.key()
+    }
+
     /// Key of the position after `m`, without playing it (for prefetching and repetition tests).
     pub fn key_after(&self, m: Move) -> u128 {
         let us = self.side;
@@ -726,12 +736,10 @@ impl Position {
         } else {
             let from = m.from();
             let piece = self.board[from.index()].expect("key_after: no piece on origin");
-            if self.capture.rule != CaptureRule::Normal && self.board[to.index()].is_some() {
-                let mut after = self.clone();
-                after.do_move(m);
-                return after.key();
-            }
             if let Some(victim) = self.board[to.index()] {
+                if self.capture.rule != CaptureRule::Normal {
+                    return self.key_after_fairy_capture(m);
+                }
                 key = key
                     .wrapping_sub(zobrist::piece_key(victim, to))
                     .wrapping_add(zobrist::hand_key(us, victim.kind().unpromoted()));

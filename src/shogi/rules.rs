@@ -14,15 +14,17 @@ use super::conditions::{
 use super::movegen::{self, MoveList};
 use super::position::Position;
 use super::types::{Color, Move};
-use super::{played, powers};
+use super::{capture_moves, played, powers};
 
-/// Which generator answers: normal shogi's, the one for changed powers, or the one that plays
-/// each move (capture and paralysis rules).
+/// Which generator answers: normal shogi's, the one for changed powers, normal shogi's with
+/// captures played (a capture rule alone), or the one that plays each move (a paralysis rule,
+/// or a capture rule with changed powers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 enum Generator {
     #[default]
     Fixed,
     Powers,
+    Captures,
     Played,
 }
 
@@ -38,11 +40,15 @@ impl RuleSet {
     pub const PLAIN: RuleSet = RuleSet::new(Conditions::NONE);
 
     pub const fn new(conditions: Conditions) -> RuleSet {
-        let generator = if !matches!(conditions.capture_rule, CaptureRule::Normal)
-            || !matches!(conditions.paralysis, Paralysis::None)
-        {
+        let normal_powers = matches!(conditions.piece_moves, PieceMoves::Normal);
+        let capture_rule = !matches!(conditions.capture_rule, CaptureRule::Normal);
+        let generator = if !matches!(conditions.paralysis, Paralysis::None) {
             Generator::Played
-        } else if matches!(conditions.piece_moves, PieceMoves::Normal) {
+        } else if capture_rule && normal_powers {
+            Generator::Captures
+        } else if capture_rule {
+            Generator::Played
+        } else if normal_powers {
             Generator::Fixed
         } else {
             Generator::Powers
@@ -101,7 +107,7 @@ impl RuleSet {
     #[inline]
     pub fn in_check(self, pos: &Position) -> bool {
         match self.generator {
-            Generator::Fixed => pos.in_check(),
+            Generator::Fixed | Generator::Captures => pos.in_check(),
             Generator::Powers => powers::in_check(pos, self.conditions.piece_moves),
             Generator::Played => played::in_check(pos, self.conditions),
         }
@@ -118,6 +124,8 @@ impl RuleSet {
             }
         } else if self.generator == Generator::Powers {
             powers::checks(pos, self.conditions, list)
+        } else if self.generator == Generator::Captures {
+            capture_moves::checks(pos, self.conditions, list)
         } else {
             played::checks(pos, self.conditions, list)
         }
@@ -135,6 +143,8 @@ impl RuleSet {
             }
         } else if self.generator == Generator::Powers {
             powers::legal(pos, self.conditions, list)
+        } else if self.generator == Generator::Captures {
+            capture_moves::legal(pos, self.conditions, list)
         } else {
             played::legal(pos, self.conditions, list)
         }
@@ -152,6 +162,8 @@ impl RuleSet {
             }
         } else if self.generator == Generator::Powers {
             powers::legal(pos, self.conditions, list)
+        } else if self.generator == Generator::Captures {
+            capture_moves::legal(pos, self.conditions, list)
         } else {
             played::legal(pos, self.conditions, list)
         }
@@ -169,6 +181,8 @@ impl RuleSet {
             }
         } else if self.generator == Generator::Powers {
             powers::has_legal(pos, self.conditions)
+        } else if self.generator == Generator::Captures {
+            capture_moves::has_legal(pos, self.conditions)
         } else {
             played::has_legal(pos, self.conditions)
         }
@@ -186,6 +200,7 @@ impl RuleSet {
         match self.generator {
             Generator::Fixed => movegen::gives_check(pos, m),
             Generator::Powers => powers::gives_check(pos, self.conditions.piece_moves, m),
+            Generator::Captures => capture_moves::gives_check(pos, m),
             Generator::Played => played::gives_check(pos, self.conditions, m),
         }
     }

@@ -478,3 +478,29 @@ pub fn written(
     }
     text
 }
+
+impl Rules2 {
+    /// Replays the H# `line` (moves written as [`written`] writes them) from `sfen`: every move
+    /// legal here, every attacker move a check, the defender mated at the end.
+    pub fn replay_helpmate(self, sfen: &str, line: &[String]) -> Result<(), String> {
+        let mut board = parse(sfen);
+        let attacker = board.black_to_move;
+        for (i, text) in line.iter().enumerate() {
+            let Some((_, after)) = self.legal(&board).into_iter().find(|(m, _)| m == text) else {
+                return Err(format!("ply {}: {text} is not legal", i + 1));
+            };
+            if board.black_to_move == attacker && !self.in_check(&after, after.black_to_move) {
+                return Err(format!("ply {}: {text} does not check", i + 1));
+            }
+            board = after;
+        }
+        let mated = board.black_to_move != attacker
+            && self.in_check(&board, board.black_to_move)
+            && self.legal(&board).is_empty();
+        if mated {
+            Ok(())
+        } else {
+            Err("the line does not end in mate".into())
+        }
+    }
+}
