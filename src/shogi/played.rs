@@ -5,9 +5,10 @@
 //! opponent's, by a piece that is not paralysed. Neither normal shogi nor the power
 //! conditions alone come here.
 
-use super::attacks::{fill_files, promotion_zone};
+use super::attacks::{attacks, between, fill_files, promotion_zone};
+use super::bitboard::Bitboard;
 use super::capture_rule::{self, CaptureSetting};
-use super::conditions::{CaptureRule, Conditions, Paralysis, PawnDropMate};
+use super::conditions::{CaptureRule, Conditions, Paralysis, PawnDropMate, PieceMoves};
 use super::movegen::MoveList;
 use super::position::Position;
 use super::powers::{reach, reach_from, standing_ranks};
@@ -29,7 +30,11 @@ fn paralysed(pos: &Position, conditions: Conditions, sq: Square, piece: Piece) -
         Paralysis::Madrasi if piece.kind() == PieceType::King => false,
         Paralysis::Madrasi | Paralysis::KMadrasi => {
             let enemy = Piece::new(!piece.color(), piece.kind());
-            (pos.pieces(enemy.color(), enemy.kind()) & reach_from(sq))
+            let kind = pos.pieces(enemy.color(), enemy.kind());
+            if conditions.piece_moves == PieceMoves::Normal {
+                return (pos.attackers_to(enemy.color(), sq, pos.occupied()) & kind).is_nonempty();
+            }
+            (kind & reach_from(sq))
                 .into_iter()
                 .any(|from| reach(pos, conditions.piece_moves, from, enemy).has(sq))
         }
@@ -38,6 +43,15 @@ fn paralysed(pos: &Position, conditions: Conditions, sq: Square, piece: Piece) -
 
 /// Does a piece of `by` that is not paralysed reach `target`?
 fn attacked(pos: &Position, conditions: Conditions, by: Color, target: Square) -> bool {
+    if conditions.piece_moves == PieceMoves::Normal {
+        return pos
+            .attackers_to(by, target, pos.occupied())
+            .into_iter()
+            .any(|sq| {
+                let piece = pos.piece_at(sq).expect("a set bit holds a piece");
+                !paralysed(pos, conditions, sq, piece)
+            });
+    }
     (pos.pieces_of(by) & reach_from(target))
         .into_iter()
         .any(|sq| {
@@ -113,7 +127,7 @@ fn any_move(
             }
         }
         board.undo_move(m);
-        ok && sink(m)
+        ok
     };
     for from in own {
         let piece = pos.piece_at(from).expect("a set bit holds a piece");
@@ -148,7 +162,7 @@ fn any_move(
                             continue;
                         }
                     }
-                    if try_move(m) {
+                    if try_move(m) && sink(m) {
                         return true;
                     }
                 }
@@ -156,7 +170,11 @@ fn any_move(
         }
     }
     let hand = pos.hand(us);
+    if hand.is_empty() {
+        return false;
+    }
     let empty = !pos.occupied();
+    let drops = DropSquares::new(pos, conditions, only);
     for kind in PieceType::HAND {
         if !hand.has(kind) {
             continue;
@@ -166,12 +184,125 @@ fn any_move(
             dests &= !pawn_files;
         }
         for to in dests {
-            if try_move(Move::drop(kind, to)) {
-                return true;
+            let m = Move::drop(kind, to);
+            match drops.verdict(pos, kind, to) {
+                Drop::Skip => {}
+                Drop::Legal => {
+                    if sink(m) {
+                        return true;
+                    }
+                }
+                Drop::Judge => {
+                    if try_move(m) && sink(m) {
+                        return true;
+                    }
+                }
             }
         }
     }
     false
+}
+
+/// What a drop needs before it is kept.
+enum Drop {
+    /// It cannot be wanted: it leaves the mover in check, or (for checks) gives none.
+    Skip,
+    /// It is legal (and, for checks, checks) without playing it.
+    Legal,
+    /// Play it and judge.
+    Judge,
+}
+
+/// Where a drop can matter, with normal powers: a drop changes the board on its square only,
+/// so it checks by its own attack or by closing the line of a piece that paralyses one of the
+/// mover's pieces aimed at the king; it leaves the mover in check unless it closes a checker's
+/// line or paralyses the checker; and it exposes the mover's king only by closing the line of a
+/// mover's piece that paralyses an enemy piece aimed at that king. Under lent powers every
+/// drop is judged.
+struct DropSquares {
+    /// Lent powers or no king to look at: judge every drop.
+    judge_all: bool,
+    only: Only,
+    /// The opponent's king.
+    their_king: Option<Square>,
+    /// The mover in check: its king and the checkers.
+    checkers: Bitboard,
+    king: Option<Square>,
+    /// Squares on a line that paralyses a piece aimed at a king (either king).
+    freeing: Bitboard,
+}
+
+impl DropSquares {
+    fn new(pos: &Position, conditions: Conditions, only: Only) -> DropSquares {
+        let us = pos.side_to_move();
+        let occ = pos.occupied();
+        let king = pos.king(us);
+        let their_king = pos.king(!us);
+        let mut squares = DropSquares {
+            judge_all: conditions.piece_moves != PieceMoves::Normal,
+            only,
+            their_king,
+            checkers: Bitboard::EMPTY,
+            king,
+            freeing: Bitboard::EMPTY,
+        };
+        if squares.judge_all {
+            return squares;
+        }
+        // Pieces aimed at a king but paralysed: closing their paralysers' lines frees them.
+        for (target, by) in [(their_king, us), (king, !us)] {
+            let Some(target) = target else { continue };
+            for sq in pos.attackers_to(by, target, occ) {
+                let piece = pos.piece_at(sq).expect("a set bit holds a piece");
+                if !paralysed(pos, conditions, sq, piece) {
+                    if by == !us {
+                        squares.checkers.set(sq);
+                    }
+                    continue;
+                }
+                let paralysers = pos.attackers_to(!by, sq, occ) & pos.pieces(!by, piece.kind());
+                for p in paralysers {
+                    squares.freeing |= between(p, sq);
+                }
+            }
+        }
+        squares
+    }
+
+    fn verdict(&self, pos: &Position, kind: PieceType, to: Square) -> Drop {
+        if self.judge_all || self.freeing.has(to) {
+            return Drop::Judge;
+        }
+        let us = pos.side_to_move();
+        if self.checkers.is_nonempty() {
+            // In check: only closing a line or paralysing a checker can help.
+            let king = self.king.expect("in check implies a king");
+            let closes = self.checkers.into_iter().all(|c| between(king, c).has(to));
+            let paralyses = self.checkers.into_iter().any(|c| {
+                pos.piece_at(c).is_some_and(|p| p.kind() == kind)
+                    && attacks(us, kind, to, pos.occupied()).has(c)
+            });
+            if !closes && !paralyses {
+                return Drop::Skip;
+            }
+            return Drop::Judge;
+        }
+        if self.only == Only::Checks {
+            let Some(k) = self.their_king else {
+                return Drop::Skip;
+            };
+            // Its own attack, unless an enemy piece of its kind paralyses it there.
+            if !attacks(us, kind, to, pos.occupied()).has(k) {
+                return Drop::Skip;
+            }
+            return Drop::Judge;
+        }
+        if kind == PieceType::Pawn {
+            // It may check, and then the pawn-drop-mate test needs the position.
+            return Drop::Judge;
+        }
+        Drop::Legal
+    }
 }
 
 /// All legal moves under `conditions` (the captures rule 強欲・禁欲 not applied).
