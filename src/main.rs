@@ -115,9 +115,9 @@ enum Command {
         defender_first: bool,
         /// The rules as composers write them: 協力詰, ばか詰, 協力自玉詰, ばか自殺詰,
         /// 偶数手ばか詰, 受先ばか詰, 受先協力自玉詰 (or H#, HS#), with the conditions
-        /// before them (安南ばか詰, 受先対面打歩詰可協力自玉詰, 禁欲) or the options' values
-        /// (Annan, Greedy, PawnDropMate: "Annan HS#"). Conditions alone keep ばか詰. Stands
-        /// over what a file names.
+        /// before them (安南ばか詰, 受先対面打歩詰可協力自玉詰, キルケばか詰, PWC受先ばか詰,
+        /// マドラシ, 禁欲) or the options' values (Annan, Circe, KMadrasi, Greedy, PawnDropMate:
+        /// "Annan Circe HS#"). Conditions alone keep ばか詰. Stands over what a file names.
         #[arg(long, value_name = "TEXT", conflicts_with_all = ["stipulation", "defender_first"])]
         rules: Option<String>,
         /// Search only solutions of at most N plies: the shortest within N, or a proof that
@@ -186,8 +186,10 @@ enum Command {
         /// Play every last-ply move instead of counting generated moves.
         #[arg(long)]
         no_bulk: bool,
-        /// Fairy conditions as composers write them (安南, 安北, 対面, 背面, 打歩詰可, 強欲, 禁欲,
-        /// combined as printed: 安南強欲) or the USI options' values (Annan, Greedy).
+        /// Fairy conditions as composers write them (安南, 安北, 対面, 背面, キルケ, アンチキルケ,
+        /// PWC, マドラシ, Kマドラシ, 打歩詰可, 強欲, 禁欲, combined as printed: 安南キルケ) or the
+        /// USI options' values (Annan, Circe, Madrasi, Greedy). Each file-5 choice of a
+        /// キルケ or アンチキルケ capture counts as a move.
         #[arg(long, value_name = "TEXT")]
         rules: Option<String>,
     },

@@ -2,9 +2,14 @@
 //! their worked examples (tests/data/capture_rules_examples.tsv): the attacker's checks, the
 //! defender's replies and the shortest helpmates, at one and two threads.
 
+mod common;
+mod fairy;
+
+use fairy::capture::{Capture, Para, Rules2};
 use kyozume::search::{Limits, Outcome, Solver, Strategy};
 use kyozume::shogi::capture_rule::aftermath;
 use kyozume::shogi::conditions::{CaptureRule, Conditions};
+use kyozume::shogi::japanese::{line_to_japanese_after, parse_japanese_line_under};
 use kyozume::shogi::stipulation::verify_solution;
 use kyozume::shogi::{Move, MoveList, PieceType, Position, RuleSet, Stipulation};
 use std::collections::BTreeSet;
@@ -219,4 +224,303 @@ fn helpmates_are_the_examples_at_one_thread() {
 #[test]
 fn helpmates_are_the_examples_at_two_threads() {
     solve_examples(2);
+}
+
+/// The reference's rules for a `RuleSet` of the examples.
+fn reference(rules: RuleSet) -> Rules2 {
+    let c = rules.conditions();
+    Rules2 {
+        capture: match c.capture_rule {
+            CaptureRule::Normal => Capture::Normal,
+            CaptureRule::Circe => Capture::Circe,
+            CaptureRule::AntiCirce => Capture::AntiCirce,
+            CaptureRule::Pwc => Capture::Pwc,
+        },
+        paralysis: match c.paralysis {
+            kyozume::shogi::conditions::Paralysis::None => Para::None,
+            kyozume::shogi::conditions::Paralysis::Madrasi => Para::Madrasi,
+            kyozume::shogi::conditions::Paralysis::KMadrasi => Para::KMadrasi,
+        },
+        drop_mate_ok: c.pawn_drop_mate == kyozume::shogi::conditions::PawnDropMate::Allowed,
+        ..Rules2::PLAIN
+    }
+}
+
+#[test]
+fn japanese_lines_with_their_suffixes_read_back_to_the_same_moves() {
+    let mut solver = Solver::new(16).unwrap();
+    let mut suffixes = 0;
+    for e in examples() {
+        if !e.query.starts_with("hmate") || e.expected == "none" {
+            continue;
+        }
+        let pos = position(&e);
+        let stipulation = Stipulation::HELPMATE.under(e.rules.conditions());
+        let limits = Limits {
+            stipulation,
+            solution_limit: 100,
+            ..Default::default()
+        };
+        let result = solver
+            .solve(&pos, &limits, &AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+        for line in result.solutions.unwrap().lines {
+            let text = line_to_japanese_after(&pos, &line, None, e.rules);
+            suffixes += text.matches('/').count();
+            let back = parse_japanese_line_under(&pos, &text, e.rules)
+                .unwrap_or_else(|err| panic!("{}: {text}: {err}", e.id));
+            assert_eq!(back, line, "{}: {text}", e.id);
+        }
+    }
+    assert!(suffixes >= 10, "only {suffixes} suffixes written");
+    // The suffix as the rules write it: a silver reborn on 3a, a returning king, a placed 成銀.
+    let write = |sfen: &str, names: &str, usi: &str| {
+        let rules = RuleSet::new(Conditions::parse_prefix(names).unwrap().0);
+        let pos = Position::from_sfen_under(sfen, rules).unwrap();
+        let m = pos.parse_move_under(usi, rules).unwrap();
+        line_to_japanese_after(&pos, &[m], None, rules)
+    };
+    assert_eq!(
+        write("4k4/4+s4/4G4/9/9/9/9/9/9 b - 1", "キルケ", "5c5b/3a"),
+        "▲５二金/３一銀"
+    );
+    assert_eq!(
+        write("9/9/6p2/6S2/9/9/9/6k2/9 b - 1", "アンチキルケ", "3d3c+"),
+        "▲３三銀成/３九成銀"
+    );
+    assert_eq!(
+        write("4k4/9/4+s4/9/9/9/9/4R4/9 b - 1", "PWC", "5h5c+"),
+        "▲５三飛成/５八成銀"
+    );
+}
+
+#[test]
+fn usi_options_set_the_rules_between_problems() {
+    let ct6 = "6R2/9/9/9/9/8B/5g3/5k3/9 b G 1";
+    let mt5 = "4k4/9/4KG3/9/9/9/9/9/9 b - 1";
+    // Each step's commands, the position searched (SFEN and moves played) and under which
+    // rules, and whether a command of the step is refused.
+    let steps: Vec<(Vec<&str>, &str, &[&str], &str, bool)> = vec![
+        (
+            vec!["setoption name CaptureRule value Circe"],
+            ct6,
+            &[],
+            "キルケ",
+            false,
+        ),
+        (
+            vec!["setoption name CaptureRule value Circle"],
+            ct6,
+            &["G*5h", "4g5h/6i"],
+            "キルケ",
+            true,
+        ),
+        (
+            vec![
+                "setoption name CaptureRule value Normal",
+                "setoption name Paralysis value Madrasi",
+            ],
+            mt5,
+            &[],
+            "マドラシ",
+            false,
+        ),
+        (
+            vec!["setoption name Paralysis value KMadrasi"],
+            mt5,
+            &[],
+            "Kマドラシ",
+            false,
+        ),
+        (
+            vec!["setoption name Paralysis value None"],
+            ct6,
+            &[],
+            "",
+            false,
+        ),
+    ];
+    let mut script = String::from("usi\nisready\nsetoption name SolutionLimit value 20\n");
+    for (commands, sfen, moves, ..) in &steps {
+        for c in commands {
+            script.push_str(c);
+            script.push('\n');
+        }
+        if moves.is_empty() {
+            script.push_str(&format!("position sfen {sfen}\n"));
+        } else {
+            script.push_str(&format!("position sfen {sfen} moves {}\n", moves.join(" ")));
+        }
+        script.push_str("go mate 20000\n");
+    }
+    let (lines, status, _) = common::run_script(&script, std::time::Duration::from_secs(120));
+    assert!(status.success());
+    for option in [
+        "option name CaptureRule type combo default Normal var Normal var Circe var AntiCirce var PWC",
+        "option name Paralysis type combo default None var None var Madrasi var KMadrasi",
+    ] {
+        assert!(lines.iter().any(|l| l == option), "{option}: {lines:#?}");
+    }
+    let mut searches: Vec<Vec<&String>> = Vec::new();
+    let mut errors_before = Vec::new();
+    let mut errors = 0;
+    for l in &lines {
+        if l.starts_with("info string error") {
+            errors += 1;
+        } else if l.starts_with("info string stipulation") {
+            searches.push(vec![l]);
+            errors_before.push(errors);
+            errors = 0;
+        } else if let Some(search) = searches.last_mut() {
+            search.push(l);
+        }
+    }
+    assert_eq!(searches.len(), steps.len(), "{lines:#?}");
+    for ((_, sfen, moves, names, refused), (search, errors)) in
+        steps.iter().zip(searches.iter().zip(&errors_before))
+    {
+        assert_eq!(*errors, usize::from(*refused), "{names} {sfen}: {lines:#?}");
+        let rules = RuleSet::new(Conditions::parse_prefix(names).unwrap().0);
+        let mut root = Position::from_sfen_under(sfen, rules).unwrap();
+        for m in moves.iter() {
+            let m = root.parse_move_under(m, rules).unwrap();
+            root.do_move(m);
+        }
+        let root = Position::from_sfen_under(&root.to_sfen(), rules).unwrap();
+        let stipulation = Stipulation::HELPMATE.under(rules.conditions());
+        let (len, count) = reference(rules)
+            .shortest(&root.to_sfen(), stipulation, 5)
+            .expect("each has a mate");
+        let answer = search.last().unwrap();
+        let words: Vec<&str> = answer
+            .strip_prefix("checkmate ")
+            .unwrap()
+            .split(' ')
+            .collect();
+        assert_eq!(words.len() as u32, len, "{names} {sfen}: {answer}");
+        let alternatives = search
+            .iter()
+            .filter(|l| l.starts_with("info string alt"))
+            .count();
+        assert_eq!(
+            alternatives as u64 + 1,
+            count,
+            "{names} {sfen}: {search:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_command_line_reports_rebirths_and_counts_every_choice() {
+    let kyozume = env!("CARGO_BIN_EXE_kyozume");
+    let ct6 = "6R2/9/9/9/9/8B/5g3/5k3/9 b G 1";
+    let out = std::process::Command::new(kyozume)
+        .args([
+            "solve",
+            "--json",
+            "--solutions",
+            "20",
+            "--rules",
+            "キルケばか詰",
+            ct6,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(json["stipulation"], "H# (Circe)");
+    assert_eq!(json["plies"], 3);
+    assert_eq!(json["solutions"], 6);
+    let mut lines = vec![(json["moves"].clone(), json["rebirths"].clone())];
+    let alternatives = json["alternatives"].as_array().unwrap();
+    let rebirths = json["alternative_rebirths"].as_array().unwrap();
+    assert_eq!(alternatives.len(), rebirths.len());
+    lines.extend(alternatives.iter().cloned().zip(rebirths.iter().cloned()));
+    let texts: BTreeSet<String> = lines
+        .iter()
+        .map(|(moves, rebirths)| {
+            let moves = moves.as_array().unwrap();
+            let rebirths = rebirths.as_array().unwrap();
+            assert_eq!(moves.len(), rebirths.len());
+            moves
+                .iter()
+                .zip(rebirths)
+                .map(|(m, r)| match r.as_str() {
+                    Some(home) => format!("{}/{home}", m.as_str().unwrap()),
+                    None => m.as_str().unwrap().to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    // The two lines that differ only in the last capture's choice, told apart by `rebirths`
+    // (the gold's capture on 5h has both homes empty, one of them illegal: its entry is given).
+    assert!(texts.contains("G*5h 4g5h/6i 6i5h/4a"), "{texts:?}");
+    assert!(texts.contains("G*5h 4g5h/6i 6i5h/6a"), "{texts:?}");
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    // H-C3: both solutions are the capture 5c5b, its silver reborn on 3a or 7a.
+    let out = std::process::Command::new(kyozume)
+        .args(["solve", "--json", "--rules", "キルケ", "4k4/4s4/4G4/9/4L4/9/9/9/9 b - 1"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    let japanese = json["japanese"].as_str().unwrap();
+    assert!(
+        japanese == "▲５二金/３一銀" || japanese == "▲５二金/７一銀",
+        "{japanese}"
+    );
+    assert_eq!(json["solutions"], 2);
+    // KIF carries the suffix after the origin.
+    let out = std::process::Command::new(kyozume)
+        .args([
+            "solve",
+            "--output",
+            "kif",
+            "--rules",
+            "キルケ",
+            "4k4/4s4/4G4/9/4L4/9/9/9/9 b - 1",
+        ])
+        .output()
+        .unwrap();
+    let kif = String::from_utf8_lossy(&out.stdout);
+    assert!(kif.contains("作品形式：キルケ協力詰"), "{kif}");
+    assert!(kif.contains("５二金(53)/"), "{kif}");
+    // perft counts each choice: C-T1's checks are 4 moves with the two file-5 choices.
+    let out = std::process::Command::new(kyozume)
+        .args([
+            "perft",
+            "1",
+            "--rules",
+            "キルケ",
+            "--sfen",
+            "4k4/4+s4/4G4/9/9/9/9/9/9 b - 1",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let plain = std::process::Command::new(kyozume)
+        .args(["perft", "1", "--sfen", "4k4/4+s4/4G4/9/9/9/9/9/9 b - 1"])
+        .output()
+        .unwrap();
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    let count = |t: &str| -> u64 {
+        t.split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {t}"))
+    };
+    assert_eq!(count(&text), count(&plain) + 1, "{text} / {plain}");
+    // Two capture rules are refused with both names.
+    let out = std::process::Command::new(kyozume)
+        .args(["solve", "--rules", "キルケPWCばか詰", ct6])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("キルケ") && err.contains("PWC"), "{err}");
 }
