@@ -300,7 +300,8 @@ fn usi_options_set_the_rules_between_problems() {
     let mt5 = "4k4/9/4KG3/9/9/9/9/9/9 b - 1";
     // Each step's commands, the position searched (SFEN and moves played) and under which
     // rules, and whether a command of the step is refused.
-    let steps: Vec<(Vec<&str>, &str, &[&str], &str, bool)> = vec![
+    type Step<'a> = (Vec<&'a str>, &'a str, &'a [&'a str], &'a str, bool);
+    let steps: Vec<Step> = vec![
         (
             vec!["setoption name CaptureRule value Circe"],
             ct6,
@@ -465,7 +466,13 @@ fn the_command_line_reports_rebirths_and_counts_every_choice() {
     assert_eq!(texts.len(), 6, "{texts:?}");
     // H-C3: both solutions are the capture 5c5b, its silver reborn on 3a or 7a.
     let out = std::process::Command::new(kyozume)
-        .args(["solve", "--json", "--rules", "キルケ", "4k4/4s4/4G4/9/4L4/9/9/9/9 b - 1"])
+        .args([
+            "solve",
+            "--json",
+            "--rules",
+            "キルケ",
+            "4k4/4s4/4G4/9/4L4/9/9/9/9 b - 1",
+        ])
         .output()
         .unwrap();
     let json: serde_json::Value =
