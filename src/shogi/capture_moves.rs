@@ -45,7 +45,7 @@ fn is_pawn_drop_mate(pos: &Position, conditions: Conditions, m: Move) -> bool {
     {
         return false;
     }
-    let mut after = pos.clone();
+    let mut after = pos.scratch();
     after.do_move(m);
     !has_legal(&after, conditions)
 }
@@ -95,7 +95,7 @@ fn any_capture(
                             continue;
                         }
                     }
-                    let after = board.get_or_insert_with(|| pos.clone());
+                    let after = board.get_or_insert_with(|| pos.scratch());
                     after.do_move(m);
                     let safe = after
                         .king(us)
@@ -147,7 +147,7 @@ pub fn has_legal(pos: &Position, conditions: Conditions) -> bool {
 /// Does `m` (legal in `pos`) give check?
 pub fn gives_check(pos: &Position, m: Move) -> bool {
     if is_capture(pos, m) {
-        let mut after = pos.clone();
+        let mut after = pos.scratch();
         after.do_move(m);
         after.in_check()
     } else {

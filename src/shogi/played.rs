@@ -74,7 +74,7 @@ pub fn in_check(pos: &Position, conditions: Conditions) -> bool {
 
 /// Does `m` (legal in `pos`) give check?
 pub fn gives_check(pos: &Position, conditions: Conditions, m: Move) -> bool {
-    let mut after = pos.clone();
+    let mut after = pos.scratch();
     after.do_move(m);
     king_attacked(&after, conditions, pos.side_to_move().flip())
 }
@@ -105,7 +105,7 @@ fn any_move(
     let own = pos.pieces_of(us);
     let pawn_files = fill_files(pos.pieces(us, PieceType::Pawn));
     let zone = promotion_zone(us);
-    let mut board = pos.clone();
+    let mut board = pos.scratch();
     let mut try_move = |m: Move| -> bool {
         board.do_move(m);
         let mut ok = !king_attacked(&board, conditions, us);

@@ -157,6 +157,24 @@ impl Position {
         }
     }
 
+    /// A copy of the board, hands, side to move and state, without the moves played to reach
+    /// it: for trying moves on (cloning the history would copy every move of the line).
+    pub fn scratch(&self) -> Position {
+        Position {
+            board: self.board,
+            by_color: self.by_color,
+            by_kind: self.by_kind,
+            hands: self.hands,
+            side: self.side,
+            move_number: self.move_number,
+            kings: self.kings,
+            key: self.key,
+            checkers: self.checkers,
+            history: Vec::with_capacity(4),
+            capture: self.capture,
+        }
+    }
+
     /// Plays this position's captures under `setting` from now on.
     #[inline]
     pub fn set_capture_setting(&mut self, setting: CaptureSetting) {
@@ -718,7 +736,7 @@ impl Position {
     /// The key after the capture `m` under a capture rule (not on the hot path of plain rules).
     #[cold]
     fn key_after_fairy_capture(&self, m: Move) -> u128 {
-        let mut after = self.clone();
+        let mut after = self.scratch();
         after.do_move(m);
         after.key()
     }
