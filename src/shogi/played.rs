@@ -183,34 +183,15 @@ fn any_move(
         if kind == PieceType::Pawn {
             dests &= !pawn_files;
         }
-        for to in dests {
+        let (judge, legal) = drops.squares(pos, kind);
+        for to in dests & (judge | legal) {
             let m = Move::drop(kind, to);
-            match drops.verdict(pos, kind, to) {
-                Drop::Skip => {}
-                Drop::Legal => {
-                    if sink(m) {
-                        return true;
-                    }
-                }
-                Drop::Judge => {
-                    if try_move(m) && sink(m) {
-                        return true;
-                    }
-                }
+            if (legal.has(to) || try_move(m)) && sink(m) {
+                return true;
             }
         }
     }
     false
-}
-
-/// What a drop needs before it is kept.
-enum Drop {
-    /// It cannot be wanted: it leaves the mover in check, or (for checks) gives none.
-    Skip,
-    /// It is legal (and, for checks, checks) without playing it.
-    Legal,
-    /// Play it and judge.
-    Judge,
 }
 
 /// Where a drop can matter, with normal powers: a drop changes the board on its square only,
@@ -269,39 +250,39 @@ impl DropSquares {
         squares
     }
 
-    fn verdict(&self, pos: &Position, kind: PieceType, to: Square) -> Drop {
-        if self.judge_all || self.freeing.has(to) {
-            return Drop::Judge;
+    /// For drops of `kind`: the squares where a drop must be played and judged, and those
+    /// where it is kept without that. Elsewhere it is not wanted.
+    fn squares(&self, pos: &Position, kind: PieceType) -> (Bitboard, Bitboard) {
+        if self.judge_all {
+            return (Bitboard::ALL, Bitboard::EMPTY);
         }
         let us = pos.side_to_move();
-        if self.checkers.is_nonempty() {
-            // In check: only closing a line or paralysing a checker can help.
-            let king = self.king.expect("in check implies a king");
-            let closes = self.checkers.into_iter().all(|c| between(king, c).has(to));
-            let paralyses = self.checkers.into_iter().any(|c| {
-                pos.piece_at(c).is_some_and(|p| p.kind() == kind)
-                    && attacks(us, kind, to, pos.occupied()).has(c)
-            });
-            if !closes && !paralyses {
-                return Drop::Skip;
+        let occ = pos.occupied();
+        if let Some(king) = self.king.filter(|_| self.checkers.is_nonempty()) {
+            // In check: only closing every checker's line or paralysing a checker can help.
+            let mut closing = Bitboard::ALL;
+            let mut paralysing = Bitboard::EMPTY;
+            for c in self.checkers {
+                closing &= between(king, c);
+                if pos.piece_at(c).is_some_and(|p| p.kind() == kind) {
+                    // Where a piece of `kind` of ours would attack the checker.
+                    paralysing |= attacks(!us, kind, c, occ);
+                }
             }
-            return Drop::Judge;
+            return (closing | paralysing | self.freeing, Bitboard::EMPTY);
         }
-        if self.only == Only::Checks {
-            let Some(k) = self.their_king else {
-                return Drop::Skip;
-            };
-            // Its own attack, unless an enemy piece of its kind paralyses it there.
-            if !attacks(us, kind, to, pos.occupied()).has(k) {
-                return Drop::Skip;
+        match self.only {
+            Only::Checks => {
+                // Its own attack on the king (unless it is paralysed there), or freeing.
+                let own = self
+                    .their_king
+                    .map_or(Bitboard::EMPTY, |k| attacks(!us, kind, k, occ));
+                (own | self.freeing, Bitboard::EMPTY)
             }
-            return Drop::Judge;
+            // A pawn may check, and the pawn-drop-mate test needs the position.
+            Only::Legal if kind == PieceType::Pawn => (Bitboard::ALL, Bitboard::EMPTY),
+            Only::Legal => (self.freeing, !self.freeing),
         }
-        if kind == PieceType::Pawn {
-            // It may check, and then the pawn-drop-mate test needs the position.
-            return Drop::Judge;
-        }
-        Drop::Legal
     }
 }
 
