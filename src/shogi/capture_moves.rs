@@ -24,16 +24,11 @@ fn is_capture(pos: &Position, m: Move) -> bool {
     !m.is_drop() && pos.piece_at(m.to()).is_some()
 }
 
-/// Keeps the normal generator's moves that capture nothing and are legal here: a pawn drop
-/// that checks is a mate, and illegal without 打歩詰可, when the opponent has no escape under
-/// these rules.
-fn keep_quiet(pos: &Position, conditions: Conditions, plain: &MoveList, list: &mut MoveList) {
-    for &m in plain.iter() {
-        if is_capture(pos, m) || is_pawn_drop_mate(pos, conditions, m) {
-            continue;
-        }
-        list.push(m);
-    }
+/// Keeps, of the normal generator's moves in `list`, those that capture nothing and are legal
+/// here: a pawn drop that checks is a mate, and illegal without 打歩詰可, when the opponent has
+/// no escape under these rules.
+fn keep_quiet(pos: &Position, conditions: Conditions, list: &mut MoveList) {
+    list.retain(|m| !is_capture(pos, m) && !is_pawn_drop_mate(pos, conditions, m));
 }
 
 /// Is `m` a pawn drop that mates (under these rules) while pawn-drop mate is illegal?
@@ -112,22 +107,21 @@ fn any_capture(
     false
 }
 
-/// All legal moves under `conditions` (強欲・禁欲 not applied).
+/// All legal moves under `conditions` (強欲・禁欲 not applied), into an empty `list`.
 pub fn legal(pos: &Position, conditions: Conditions, list: &mut MoveList) {
-    let mut plain = MoveList::new();
-    movegen::legal_under::<PawnDropMateAllowed>(pos, &mut plain);
-    keep_quiet(pos, conditions, &plain, list);
+    movegen::legal_under::<PawnDropMateAllowed>(pos, list);
+    keep_quiet(pos, conditions, list);
     any_capture(pos, capture_setting(conditions), Only::Legal, &mut |m| {
         list.push(m);
         false
     });
 }
 
-/// All legal moves that give check under `conditions` (強欲・禁欲 not applied).
+/// All legal moves that give check under `conditions` (強欲・禁欲 not applied), into an empty
+/// `list`.
 pub fn checks(pos: &Position, conditions: Conditions, list: &mut MoveList) {
-    let mut plain = MoveList::new();
-    movegen::checks_under::<PawnDropMateAllowed>(pos, &mut plain);
-    keep_quiet(pos, conditions, &plain, list);
+    movegen::checks_under::<PawnDropMateAllowed>(pos, list);
+    keep_quiet(pos, conditions, list);
     any_capture(pos, capture_setting(conditions), Only::Checks, &mut |m| {
         list.push(m);
         false

@@ -657,16 +657,32 @@ impl Position {
         self.unplace(to, victim);
         self.unplace(from, piece);
         self.place(after.capturer_to, moved);
+        let mut key = self
+            .key
+            .wrapping_sub(zobrist::piece_key(victim, to))
+            .wrapping_sub(zobrist::piece_key(piece, from))
+            .wrapping_add(zobrist::piece_key(moved, after.capturer_to));
         if moved.kind() == PieceType::King {
             self.kings[us.index()] = Some(after.capturer_to);
         }
         match after.victim_to {
-            Some((sq, reborn)) => self.place(sq, reborn),
-            None => self.hands[us.index()].add(victim.kind().unpromoted()),
+            Some((sq, reborn)) => {
+                self.place(sq, reborn);
+                key = key.wrapping_add(zobrist::piece_key(reborn, sq));
+            }
+            None => {
+                let kind = victim.kind().unpromoted();
+                self.hands[us.index()].add(kind);
+                key = key.wrapping_add(zobrist::hand_key(us, kind));
+            }
         }
         self.side = !us;
         self.move_number += 1;
-        self.key = self.compute_key();
+        self.key = match us {
+            Color::Black => key.wrapping_add(zobrist::side_key()),
+            Color::White => key.wrapping_sub(zobrist::side_key()),
+        };
+        debug_assert_eq!(self.key, self.compute_key());
         // Check under capture rules is judged by the rules' own generator; this keeps the
         // normal-powers state consistent.
         self.checkers = self.compute_checkers();
