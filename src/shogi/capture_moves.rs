@@ -94,7 +94,7 @@ fn any_capture(
                     after.do_move(m);
                     let safe = after
                         .king(us)
-                        .is_none_or(|k| !after.is_attacked(!us, k, after.occupied()));
+                        .is_none_or(|k| after.attackers_to(!us, k, after.occupied()).is_empty());
                     let ok = safe && (only == Only::Legal || after.in_check());
                     after.undo_move(m);
                     if ok && sink(m) {
