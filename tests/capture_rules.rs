@@ -531,3 +531,35 @@ fn the_command_line_reports_rebirths_and_counts_every_choice() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("キルケ") && err.contains("PWC"), "{err}");
 }
+
+#[test]
+fn lengths_agree_with_fairy_mate() {
+    let data = include_str!("data/fairy_mate_capture_rules.tsv");
+    let mut solver = Solver::new(64).unwrap();
+    let mut rows = 0;
+    for line in data
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        let stipulation =
+            Stipulation::parse_rules(f[0]).unwrap_or_else(|e| panic!("{}: {e}", f[0]));
+        let fairy_mate: usize = f[3].parse().unwrap();
+        let root = Position::from_sfen_under(f[2], stipulation.rules()).unwrap();
+        let limits = Limits {
+            stipulation,
+            threads: 2,
+            ..Default::default()
+        };
+        let result = solver
+            .solve(&root, &limits, &AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+        let Outcome::Mate(line) = result.outcome else {
+            panic!("{} {}: no mate", f[0], f[1]);
+        };
+        assert_eq!(line.len(), fairy_mate, "{} {}", f[0], f[1]);
+        verify_solution(&root, stipulation, &line).unwrap();
+        rows += 1;
+    }
+    assert!(rows >= 40, "{rows} rows");
+}
