@@ -563,3 +563,37 @@ fn lengths_agree_with_fairy_mate() {
     }
     assert!(rows >= 40, "{rows} rows");
 }
+
+#[test]
+fn kif_and_ki2_records_read_back_with_their_choices() {
+    use kyozume::shogi::record::{read_ki2, read_kif, to_ki2, to_kif};
+    let mut solver = Solver::new(16).unwrap();
+    let mut records = 0;
+    for e in examples() {
+        if !e.query.starts_with("hmate") || e.expected == "none" {
+            continue;
+        }
+        let pos = position(&e);
+        let stipulation = Stipulation::HELPMATE.under(e.rules.conditions());
+        let limits = Limits {
+            stipulation,
+            solution_limit: 100,
+            ..Default::default()
+        };
+        let result = solver
+            .solve(&pos, &limits, &AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+        for line in result.solutions.unwrap().lines {
+            let kif = to_kif(&pos, stipulation, &line, "2026/12/02");
+            let (root, moves) =
+                read_kif(&kif).unwrap_or_else(|err| panic!("{}: {err}\n{kif}", e.id));
+            assert_eq!(root.to_sfen(), pos.to_sfen(), "{}", e.id);
+            assert_eq!(moves, line, "{}: {kif}", e.id);
+            let ki2 = to_ki2(&pos, stipulation, &line, "2026/12/02");
+            let (_, moves) = read_ki2(&ki2).unwrap_or_else(|err| panic!("{}: {err}\n{ki2}", e.id));
+            assert_eq!(moves, line, "{}: {ki2}", e.id);
+            records += 1;
+        }
+    }
+    assert!(records >= 40, "{records} records");
+}

@@ -14,7 +14,7 @@
 //!   `%TSUMI`.
 
 use super::japanese::{self, piece_name};
-use super::kif::{parse_bod, to_bod, BodError};
+use super::kif::{parse_bod_under, to_bod, BodError};
 use super::position::Position;
 use super::rules::RuleSet;
 use super::stipulation::Stipulation;
@@ -126,19 +126,31 @@ pub fn to_ki2(root: &Position, stipulation: Stipulation, line: &[Move], started:
 }
 
 /// The position of a KIF or KI2 file: 手合割：平手 without a diagram is the initial position.
-fn kakinoki_position(text: &str) -> Result<Position, RecordError> {
+fn kakinoki_position(text: &str, rules: RuleSet) -> Result<Position, RecordError> {
     let has_diagram = text
         .lines()
         .any(|l| l.starts_with('|') || l.starts_with("+---"));
     if !has_diagram && text.lines().any(|l| l.trim() == "手合割：平手") {
         return Ok(Position::startpos());
     }
-    Ok(parse_bod(text)?)
+    Ok(parse_bod_under(text, rules)?)
 }
 
-/// Reads a KIF file: its position and its moves (played and checked for legality).
+/// The rules a KIF or KI2 file names in its `作品形式` line (normal shogi without one, or with
+/// one that names no rules kyozume knows).
+fn kakinoki_rules(text: &str) -> RuleSet {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("作品形式："))
+        .and_then(|rules| Stipulation::parse_rules(rules.trim()).ok())
+        .map_or(RuleSet::PLAIN, |s| s.rules())
+}
+
+/// Reads a KIF file: its position and its moves (played and checked for legality), under the
+/// rules its `作品形式` names; a capture's suffix (`/４一金`) picks its file-5 choice.
 pub fn read_kif(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
-    let root = kakinoki_position(text)?;
+    let rules = kakinoki_rules(text);
+    let mut root = kakinoki_position(text, rules)?;
+    rules.adopt(&mut root);
     let mut pos = root.clone();
     let mut moves = Vec::new();
     let mut previous: Option<Square> = None;
@@ -166,8 +178,22 @@ pub fn read_kif(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
         // The move may hold a full-width space (同　歩); times come in parentheses.
         let rest = line[number.len()..].trim_start();
         let text = rest.split("( ").next().unwrap_or(rest).trim_end();
-        let m = parse_kif_move(&pos, text, previous).ok_or_else(bad)?;
-        if !super::movegen::is_legal_move(&pos, m) {
+        let (move_text, suffix) = match text.split_once('/') {
+            Some((m, suffix)) => (m, Some(suffix)),
+            None => (text, None),
+        };
+        let m = parse_kif_move(&pos, move_text, previous).ok_or_else(bad)?;
+        // The suffix names the file-5 choice; without one the file-1 side's is meant.
+        let m = match suffix {
+            Some(suffix) => [m, m.choosing_far_home()]
+                .into_iter()
+                .find(|&c| {
+                    japanese::capture_suffix(&pos, c, rules).strip_prefix('/') == Some(suffix)
+                })
+                .ok_or_else(bad)?,
+            None => m,
+        };
+        if !rules.is_legal_move(&pos, m) {
             return Err(RecordError::Illegal {
                 index,
                 text: text.to_string(),
@@ -225,16 +251,18 @@ fn parse_kif_move(pos: &Position, text: &str, previous: Option<Square>) -> Optio
         .then(|| Move::normal(from, to, promote))
 }
 
-/// Reads a KI2 file: its position and its moves.
+/// Reads a KI2 file: its position and its moves, under the rules its `作品形式` names.
 pub fn read_ki2(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
-    let root = kakinoki_position(text)?;
+    let rules = kakinoki_rules(text);
+    let mut root = kakinoki_position(text, rules)?;
+    rules.adopt(&mut root);
     let moves_text: String = text
         .lines()
         .map(str::trim)
         .filter(|l| l.starts_with('▲') || l.starts_with('△'))
         .collect::<Vec<_>>()
         .join(" ");
-    let moves = japanese::parse_japanese_line(&root, &moves_text)?;
+    let moves = japanese::parse_japanese_line_under(&root, &moves_text, rules)?;
     Ok((root, moves))
 }
 
