@@ -4,7 +4,10 @@
 //! captures, which put a piece back on the board, are played on a copy and judged — and the
 //! pawn-drop-mate test, since the escapes it looks for may be captures.
 
-use super::attacks::{attacks, fill_files, legal_ranks, promotion_zone};
+use super::attacks::{
+    attacks, between, fill_files, king_attacks, legal_ranks, line, promotion_zone,
+};
+use super::bitboard::Bitboard;
 use super::capture_rule::{self, CaptureSetting};
 use super::conditions::{CaptureRule, Conditions, PawnDropMate, PawnDropMateAllowed};
 use super::movegen::{self, MoveList};
@@ -128,8 +131,49 @@ pub fn checks(pos: &Position, conditions: Conditions, list: &mut MoveList) {
     });
 }
 
+/// Has the side to move, in check, an answer that captures nothing and needs no pawn-drop-mate
+/// test — a king step, an interposing piece or drop (normal shogi's answers, and legal here as
+/// there)? The usual answer to a check, found without generating every move.
+fn has_quiet_evasion(pos: &Position) -> bool {
+    let us = pos.side_to_move();
+    let Some(king) = pos.king(us) else {
+        return false;
+    };
+    let occ = pos.occupied();
+    let king_occ = occ ^ Bitboard::from_square(king);
+    for to in king_attacks(king) & !occ {
+        if pos.attackers_to(!us, to, king_occ).is_empty() {
+            return true;
+        }
+    }
+    let checkers = pos.checkers();
+    if checkers.has_many() {
+        return false;
+    }
+    let block = between(king, checkers.lsb());
+    if block.is_empty() {
+        return false;
+    }
+    let hand = pos.hand(us);
+    if PieceType::HAND.into_iter().any(|kind| {
+        kind != PieceType::Pawn && hand.has(kind) && (block & legal_ranks(us, kind)).is_nonempty()
+    }) {
+        return true;
+    }
+    let pinned = pos.pinned(us);
+    let movers = pos.pieces_of(us) & !Bitboard::from_square(king);
+    block.into_iter().any(|to| {
+        (pos.attackers_to(us, to, occ) & movers)
+            .into_iter()
+            .any(|from| !pinned.has(from) || line(king, from).has(to))
+    })
+}
+
 /// Does the side to move have a legal move?
 pub fn has_legal(pos: &Position, conditions: Conditions) -> bool {
+    if pos.in_check() && has_quiet_evasion(pos) {
+        return true;
+    }
     let mut plain = MoveList::new();
     movegen::legal_under::<PawnDropMateAllowed>(pos, &mut plain);
     plain
