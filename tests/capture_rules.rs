@@ -5,13 +5,12 @@
 mod common;
 mod fairy;
 
-use fairy::capture::{Capture, Para, Rules2};
+use fairy::capture::{written, Capture, Para, Rules2};
 use kyozume::search::{Limits, Outcome, Solver, Strategy};
-use kyozume::shogi::capture_rule::aftermath;
 use kyozume::shogi::conditions::{CaptureRule, Conditions};
 use kyozume::shogi::japanese::{line_to_japanese_after, parse_japanese_line_under};
 use kyozume::shogi::stipulation::verify_solution;
-use kyozume::shogi::{Move, MoveList, PieceType, Position, RuleSet, Stipulation};
+use kyozume::shogi::{Move, MoveList, Position, RuleSet, Stipulation};
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 
@@ -49,40 +48,6 @@ fn examples() -> Vec<Example<'static>> {
             }
         })
         .collect()
-}
-
-/// The piece's letter as the examples write it: upper case, `+` when promoted.
-fn letter(kind: PieceType) -> String {
-    let base = kind.sfen_char();
-    if kind.is_promoted() {
-        format!("+{base}")
-    } else {
-        base.to_string()
-    }
-}
-
-/// `m` as the examples write it: USI, then the piece the capture puts back on the board.
-fn written(pos: &Position, m: Move, rules: RuleSet) -> String {
-    let mut text = m.to_string();
-    if rules.conditions().capture_rule == CaptureRule::Normal
-        || m.is_drop()
-        || pos.piece_at(m.to()).is_none()
-    {
-        return text;
-    }
-    let after = aftermath(pos, rules.capture_setting(), m);
-    if let Some((square, piece)) = after.victim_to {
-        text.push_str(&format!("/{square}{}", letter(piece.kind())));
-    } else if after.capturer_to != m.to() {
-        let kind = pos.piece_at(m.from()).unwrap().kind();
-        let kind = if m.is_promotion() {
-            kind.promoted()
-        } else {
-            kind
-        };
-        text.push_str(&format!("/{}{}", after.capturer_to, letter(kind)));
-    }
-    text
 }
 
 fn position(e: &Example) -> Position {
@@ -246,10 +211,11 @@ fn reference(rules: RuleSet) -> Rules2 {
     }
 }
 
-#[test]
-fn japanese_lines_with_their_suffixes_read_back_to_the_same_moves() {
+/// Every example with a helpmate, solved: the example, its position, its stipulation and
+/// every shortest line.
+fn solved_examples() -> Vec<(Example<'static>, Position, Stipulation, Vec<Vec<Move>>)> {
     let mut solver = Solver::new(16).unwrap();
-    let mut suffixes = 0;
+    let mut solved = Vec::new();
     for e in examples() {
         if !e.query.starts_with("hmate") || e.expected == "none" {
             continue;
@@ -264,7 +230,17 @@ fn japanese_lines_with_their_suffixes_read_back_to_the_same_moves() {
         let result = solver
             .solve(&pos, &limits, &AtomicBool::new(false), &mut |_| {})
             .unwrap();
-        for line in result.solutions.unwrap().lines {
+        let lines = result.solutions.unwrap().lines;
+        solved.push((e, pos, stipulation, lines));
+    }
+    solved
+}
+
+#[test]
+fn japanese_lines_with_their_suffixes_read_back_to_the_same_moves() {
+    let mut suffixes = 0;
+    for (e, pos, _, lines) in solved_examples() {
+        for line in lines {
             let text = line_to_japanese_after(&pos, &line, None, e.rules);
             suffixes += text.matches('/').count();
             let back = parse_japanese_line_under(&pos, &text, e.rules)
@@ -567,23 +543,9 @@ fn lengths_agree_with_fairy_mate() {
 #[test]
 fn kif_and_ki2_records_read_back_with_their_choices() {
     use kyozume::shogi::record::{read_ki2, read_kif, to_ki2, to_kif};
-    let mut solver = Solver::new(16).unwrap();
     let mut records = 0;
-    for e in examples() {
-        if !e.query.starts_with("hmate") || e.expected == "none" {
-            continue;
-        }
-        let pos = position(&e);
-        let stipulation = Stipulation::HELPMATE.under(e.rules.conditions());
-        let limits = Limits {
-            stipulation,
-            solution_limit: 100,
-            ..Default::default()
-        };
-        let result = solver
-            .solve(&pos, &limits, &AtomicBool::new(false), &mut |_| {})
-            .unwrap();
-        for line in result.solutions.unwrap().lines {
+    for (e, pos, stipulation, lines) in solved_examples() {
+        for line in lines {
             let kif = to_kif(&pos, stipulation, &line, "2026/12/02");
             let (root, moves) =
                 read_kif(&kif).unwrap_or_else(|err| panic!("{}: {err}\n{kif}", e.id));

@@ -9,7 +9,7 @@ use super::attacks::{
 };
 use super::bitboard::Bitboard;
 use super::capture_rule::{self, CaptureSetting};
-use super::conditions::{CaptureRule, Conditions, PawnDropMate, PawnDropMateAllowed};
+use super::conditions::{Conditions, PawnDropMate, PawnDropMateAllowed};
 use super::movegen::{self, MoveList};
 use super::played::capture_setting;
 use super::position::Position;
@@ -80,18 +80,11 @@ fn any_capture(
                     .into_iter()
                     .take(1 + usize::from(two))
                 {
-                    if !promote {
-                        let end = if setting.rule == CaptureRule::AntiCirce {
-                            capture_rule::aftermath(pos, setting, m).capturer_to
-                        } else {
-                            to
-                        };
-                        let doubles = kind == PieceType::Pawn
-                            && end.file() != from.file()
-                            && pawn_files.has(end);
-                        if !stands.has(end) || doubles {
-                            continue;
-                        }
+                    // Dead pieces and two pawns are judged where the mover ends.
+                    if !promote
+                        && !capture_rule::mover_may_end(pos, setting, (m, true), stands, pawn_files)
+                    {
+                        continue;
                     }
                     let after = board.get_or_insert_with(|| pos.scratch());
                     after.do_move(m);

@@ -177,6 +177,30 @@ pub fn aftermath(pos: &Position, setting: CaptureSetting, m: Move) -> Aftermath 
     }
 }
 
+/// May the unpromoted mover of `m` (a board move, a capture under `setting` if `capture`) end
+/// where it ends — the capture square, or its home when it returns (アンチキルケ)? Not a dead
+/// piece there (`stands`: where its kind may stand) and no second pawn on a file it changed
+/// to (`pawn_files`: the files with the mover's pawns).
+pub fn mover_may_end(
+    pos: &Position,
+    setting: CaptureSetting,
+    (m, capture): (Move, bool),
+    stands: Bitboard,
+    pawn_files: Bitboard,
+) -> bool {
+    let end = if capture && setting.rule == CaptureRule::AntiCirce {
+        aftermath(pos, setting, m).capturer_to
+    } else {
+        m.to()
+    };
+    let kind = pos
+        .piece_at(m.from())
+        .expect("a move's origin holds a piece")
+        .kind();
+    let doubles = kind == PieceType::Pawn && end.file() != m.from().file() && pawn_files.has(end);
+    stands.has(end) && !doubles
+}
+
 /// Does the capture `m` (without a choice) offer two moves, one for each home of file 5?
 /// Only when both homes are empty and the piece would go there.
 pub fn has_two_choices(pos: &Position, setting: CaptureSetting, m: Move) -> bool {

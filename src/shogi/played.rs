@@ -148,19 +148,17 @@ fn any_move(
                     .into_iter()
                     .take(1 + usize::from(two))
                 {
-                    if !promote {
-                        // Dead pieces and two pawns are judged where the mover ends.
-                        let end = if capture && setting.rule == CaptureRule::AntiCirce {
-                            capture_rule::aftermath(pos, setting, m).capturer_to
-                        } else {
-                            to
-                        };
-                        let doubles = kind == PieceType::Pawn
-                            && end.file() != from.file()
-                            && pawn_files.has(end);
-                        if !stands.has(end) || doubles {
-                            continue;
-                        }
+                    // Dead pieces and two pawns are judged where the mover ends.
+                    if !promote
+                        && !capture_rule::mover_may_end(
+                            pos,
+                            setting,
+                            (m, capture),
+                            stands,
+                            pawn_files,
+                        )
+                    {
+                        continue;
                     }
                     if try_move(m) && sink(m) {
                         return true;
