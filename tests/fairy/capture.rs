@@ -352,22 +352,29 @@ impl Rules2 {
         }
     }
 
+    /// 強欲 keeps only the captures when there is one, 禁欲 only the other moves when there is
+    /// one (a capture: a board move onto an occupied square of `b`).
+    fn narrow(self, b: &Board, moves: &mut Vec<(String, Board)>) {
+        let Some(greedy) = self.greedy else {
+            return;
+        };
+        let is_capture = |(m, _): &(String, Board)| {
+            let t = m.as_bytes();
+            !m.contains('*')
+                && b.squares[(t[3] - b'a') as usize][(t[2] - b'0') as usize - 1].is_some()
+        };
+        if moves.iter().any(|m| is_capture(m) == greedy) {
+            moves.retain(|m| is_capture(m) == greedy);
+        }
+    }
+
     /// The moves the side to move may play (the attacker's checks only), after 強欲・禁欲.
     pub fn moves(self, b: &Board, attacker: bool) -> Vec<(String, Board)> {
         let mut moves = self.legal(b);
         if attacker {
             moves.retain(|(_, after)| self.in_check(after, after.black_to_move));
         }
-        if let Some(greedy) = self.greedy {
-            let is_capture = |(m, _): &(String, Board)| {
-                let t = m.as_bytes();
-                !m.contains('*')
-                    && b.squares[(t[3] - b'a') as usize][(t[2] - b'0') as usize - 1].is_some()
-            };
-            if moves.iter().any(|m| is_capture(m) == greedy) {
-                moves.retain(|m| is_capture(m) == greedy);
-            }
-        }
+        self.narrow(b, &mut moves);
         moves
     }
 
@@ -377,16 +384,7 @@ impl Rules2 {
             return 1;
         }
         let mut moves = self.legal(b);
-        if let Some(greedy) = self.greedy {
-            let is_capture = |(m, _): &(String, Board)| {
-                let t = m.as_bytes();
-                !m.contains('*')
-                    && b.squares[(t[3] - b'a') as usize][(t[2] - b'0') as usize - 1].is_some()
-            };
-            if moves.iter().any(|m| is_capture(m) == greedy) {
-                moves.retain(|m| is_capture(m) == greedy);
-            }
-        }
+        self.narrow(b, &mut moves);
         if depth == 1 {
             return moves.len() as u64;
         }
