@@ -116,6 +116,26 @@ impl EngineConfig {
         (self.max_plies > 0).then_some(self.max_plies as u32)
     }
 
+    /// What a search of a problem under `stipulation`, given at most `time`, is limited to under
+    /// these options: the one place where option values become the search's limits (a front
+    /// end adds only what is its own, such as a stated length or a log).
+    pub fn limits(
+        &self,
+        stipulation: Stipulation,
+        time: Option<std::time::Duration>,
+    ) -> crate::search::Limits {
+        crate::search::Limits {
+            stipulation,
+            time,
+            max_plies: self.max_plies(),
+            solution_limit: self.solution_limit,
+            threads: self.threads,
+            disk: self.disk_budget(),
+            checkpoint: self.checkpointing(),
+            ..Default::default()
+        }
+    }
+
     /// The fairy conditions the options set.
     pub fn conditions(&self) -> Conditions {
         Conditions {

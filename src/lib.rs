@@ -2,14 +2,18 @@
 //!
 //! * [`shogi`]: the rules — position, notation, move generation;
 //! * [`search`]: the helpmate search and its transposition table;
+//! * [`problem`]: reading a problem (SFEN, `position`, BOD, KIF), for every front end;
 //! * [`usi`]: the protocol front end;
 //! * [`workbench`]: `kyozume solve` — problem formats, reports, batches;
+//! * [`cli`]: the command line, each subcommand handed to the unit above that does it;
 //! * [`config`]: default option values from `engine.toml`;
 //! * [`peak_memory`]: the process's peak resident memory.
 
 pub mod bench;
+pub mod cli;
 pub mod config;
 pub mod peak_memory;
+pub mod problem;
 pub mod search;
 pub mod shogi;
 pub mod usi;

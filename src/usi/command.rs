@@ -1,12 +1,7 @@
 //! USI command lines parsed into typed commands.
 
+use crate::problem::{PositionBase, PositionLine};
 use thiserror::Error;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PositionBase {
-    Startpos,
-    Sfen(String),
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MateTime {
@@ -110,25 +105,7 @@ fn parse_setoption(rest: &[&str]) -> Result<Command, CommandError> {
 }
 
 fn parse_position(rest: &[&str]) -> Result<Command, CommandError> {
-    let moves_at = rest.iter().position(|&t| t == "moves");
-    let (spec, moves) = match moves_at {
-        Some(i) => (
-            &rest[..i],
-            rest[i + 1..].iter().map(|s| s.to_string()).collect(),
-        ),
-        None => (rest, Vec::new()),
-    };
-    let base = match spec.split_first() {
-        Some((&"startpos", [])) => PositionBase::Startpos,
-        Some((&"startpos", _)) => return Err(syntax("position startpos: unexpected tokens")),
-        Some((&"sfen", fields)) if !fields.is_empty() => PositionBase::Sfen(fields.join(" ")),
-        Some((&"sfen", _)) => return Err(syntax("position sfen: missing SFEN")),
-        _ => {
-            return Err(syntax(
-                "expected 'position startpos|sfen <sfen> [moves ...]'",
-            ))
-        }
-    };
+    let PositionLine { base, moves } = PositionLine::parse_words(rest).map_err(syntax)?;
     Ok(Command::Position { base, moves })
 }
 

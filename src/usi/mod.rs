@@ -12,12 +12,12 @@ pub mod command;
 pub mod options;
 
 use crate::config::EngineConfig;
-use crate::search::probe::{ProbeLine, ProbeReport, Role, TableEntry};
+use crate::problem::{play_moves, PositionLine};
 use crate::search::{
     self, Limits, Outcome, Progress, SearchError, SearchResult, Solutions, Solver, NEVER,
 };
 use crate::shogi::{Move, Position, RuleSet};
-use command::{Command, MateTime, PositionBase};
+use command::{Command, MateTime};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use options::OptionChange;
 use parking_lot::Mutex;
@@ -379,15 +379,15 @@ impl Session {
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
             Command::UsiNewGame | Command::GameOver => {}
             Command::Position { base, moves } => {
-                match build_position(&base, &moves, self.rules()) {
+                match (PositionLine { base, moves }).build(self.rules()) {
                     Ok(p) => self.position = p,
                     Err(e) => self.error(&format!("{e}; position unchanged")),
                 }
             }
             Command::GoMate(time) => self.go_mate(time),
             Command::Probe { base, moves } => {
-                let target = match &base {
-                    Some(base) => build_position(base, &moves, self.rules()),
+                let target = match base {
+                    Some(base) => PositionLine { base, moves }.build(self.rules()),
                     None => play_moves(self.position.clone(), &moves, self.rules()),
                 };
                 match target {
@@ -458,19 +458,11 @@ impl Session {
             ]);
             return;
         }
-        let limits = Limits {
-            stipulation,
-            time: match time {
-                MateTime::Infinite => None,
-                MateTime::Millis(ms) => Some(Duration::from_millis(ms)),
-            },
-            max_plies: self.config.max_plies(),
-            solution_limit: self.config.solution_limit,
-            threads: self.config.threads,
-            disk: self.config.disk_budget(),
-            checkpoint: self.config.checkpointing(),
-            ..Default::default()
+        let time = match time {
+            MateTime::Infinite => None,
+            MateTime::Millis(ms) => Some(Duration::from_millis(ms)),
         };
+        let limits = self.config.limits(stipulation, time);
         self.gos_sent += 1;
         self.shared.searches.lock().unanswered += 1;
         let _ = self.jobs.send(Job::Go {
@@ -479,34 +471,6 @@ impl Session {
             limits: Box::new(limits),
         });
     }
-}
-
-/// Builds the position of a `position` command; any error leaves the caller's position as is.
-/// The position and the moves are read under `rules`.
-pub fn build_position(
-    base: &PositionBase,
-    moves: &[String],
-    rules: RuleSet,
-) -> Result<Position, String> {
-    let pos = match base {
-        PositionBase::Startpos => Position::startpos(),
-        PositionBase::Sfen(s) => {
-            Position::from_sfen_under(s, rules).map_err(|e| format!("bad SFEN: {e}"))?
-        }
-    };
-    play_moves(pos, moves, rules)
-}
-
-/// `pos` after the USI `moves`, legal under `rules`; the error names the first that is not.
-pub fn play_moves(mut pos: Position, moves: &[String], rules: RuleSet) -> Result<Position, String> {
-    rules.adopt(&mut pos);
-    for (i, text) in moves.iter().enumerate() {
-        let m = pos
-            .parse_move_under(text, rules)
-            .map_err(|e| format!("move {} of the list: {e}", i + 1))?;
-        pos.do_move(m);
-    }
-    Ok(pos)
 }
 
 fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usize) {
@@ -551,7 +515,7 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
                 let attacker = solver.last_attacker().unwrap_or(position.side_to_move());
                 let problem = (attacker, solver.last_stipulation());
                 let report = solver.probe(&position, problem, PROBE_TIME, &shared.quitting);
-                for l in probe_lines(&position, &report, problem.1) {
+                for l in report.lines(&position, problem.1) {
                     out.line(&format!("info string {l}"));
                 }
             }
@@ -618,93 +582,6 @@ fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, hash_mb: usiz
 
 /// How long `probe` searches for the shortest line from the position.
 const PROBE_TIME: Duration = Duration::from_secs(2);
-
-/// A probe report as text lines, each starting `probe: ` (USI puts them in `info string`, the
-/// command line prints them as they are).
-pub fn probe_lines(
-    pos: &Position,
-    report: &ProbeReport,
-    stipulation: crate::shogi::Stipulation,
-) -> Vec<String> {
-    // What a solution is called: "helpmate" under plain ばか詰, else "HS# solution", ...
-    let noun = if stipulation == crate::shogi::Stipulation::HELPMATE {
-        "helpmate".to_string()
-    } else {
-        format!("{} solution", stipulation.code())
-    };
-    let role = match report.role {
-        Role::Attacker => "attacker to move",
-        Role::Defender => "defender to move, in check",
-        Role::Outside => "defender to move, not in check",
-    };
-    let mut lines = vec![format!("probe: sfen {} ({role})", pos.to_sfen())];
-    let entry = |e: TableEntry| {
-        match e {
-        TableEntry::Unknown => "unknown".to_string(),
-        TableEntry::NoMateAtAll => format!("no {noun} at any length"),
-        TableEntry::NoMateShorterThan {
-            plies,
-            conditional: false,
-        } => format!("no {noun} shorter than {plies} plies"),
-        TableEntry::NoMateShorterThan {
-            plies,
-            conditional: true,
-        } => format!(
-            "no {noun} shorter than {plies} plies, conditional on a repetition in the last iteration"
-        ),
-    }
-    };
-    lines.push(format!("probe: table: {}", entry(report.entry)));
-    if let Some(m) = report.single {
-        lines.push(format!("probe: single live move {m}"));
-    }
-    if report.role != Role::Outside {
-        let what = if report.role == Role::Attacker {
-            "checks"
-        } else {
-            "evasions"
-        };
-        let dead = report
-            .children
-            .iter()
-            .filter(|c| c.entry == TableEntry::NoMateAtAll)
-            .count();
-        let live: Vec<String> = report
-            .children
-            .iter()
-            .filter(|c| c.entry != TableEntry::NoMateAtAll)
-            .map(|c| match c.entry {
-                TableEntry::NoMateShorterThan { plies, .. } => format!("{}>={plies}", c.mv),
-                _ => format!("{}?", c.mv),
-            })
-            .collect();
-        lines.push(format!(
-            "probe: {} {what}, {dead} dead; live (bound in plies, ? unknown): {}",
-            report.children.len(),
-            if live.is_empty() {
-                "none".to_string()
-            } else {
-                live.join(" ")
-            }
-        ));
-    }
-    lines.push(match &report.line {
-        ProbeLine::Mate(line) if line.is_empty() => "probe: checkmate".to_string(),
-        ProbeLine::Mate(line) => format!(
-            "probe: shortest {noun} {} plies: {}",
-            line.len(),
-            moves_text(line)
-        ),
-        ProbeLine::NoMate if report.role == Role::Outside => {
-            "probe: not a helpmate position (the defender is to move and not in check)".to_string()
-        }
-        ProbeLine::NoMate => format!("probe: no {noun} at any length"),
-        ProbeLine::Unknown { lower_bound } => format!(
-            "probe: no {noun} shorter than {lower_bound} plies; the search ended before an answer"
-        ),
-    });
-    lines
-}
 
 fn info_line(p: &Progress) -> String {
     let line = format!(

@@ -10,7 +10,8 @@
 //! lines, `#` comments and a `name<TAB>sfen...` header are skipped.
 
 use super::report::{Report, Status};
-use super::{all_ranks_ready, exit, input, interrupt_flag, prints, solve_position, SolveOptions};
+use super::{all_ranks_ready, exit, interrupt_flag, prints, solve_position, SolveOptions};
+use crate::problem as input;
 use crate::search;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -186,11 +187,11 @@ pub fn run(file: &str, options: &SolveOptions) -> u8 {
         None => options.jobs.clamp(1, entries.len().max(1)),
     };
     let per_job = SolveOptions {
-        hash_mb: (options.hash_mb / jobs).max(1),
-        threads: (options.threads / jobs).max(1),
-        disk: crate::search::DiskBudget {
-            cap_bytes: options.disk.cap_bytes / jobs as u64,
-            ..options.disk.clone()
+        engine: crate::config::EngineConfig {
+            hash_mb: (options.engine.hash_mb / jobs).max(1),
+            threads: (options.engine.threads / jobs).max(1),
+            disk_cap_mb: options.engine.disk_cap_mb / jobs,
+            ..options.engine.clone()
         },
         ..options.clone()
     };

@@ -3,12 +3,11 @@
 //! a whole file of them.
 
 pub mod batch;
-pub mod input;
 pub mod report;
 
+use crate::problem::{self as input, Format, InputError};
 use crate::search::{self, Limits, Solver};
-use crate::shogi::{Position, RuleSet, Stipulation};
-use input::{Format, InputError};
+use crate::shogi::{Position, Stipulation};
 use report::{Report, Status};
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
@@ -31,11 +30,10 @@ pub mod exit {
 #[derive(Clone, Debug, Default)]
 pub struct SolveOptions {
     pub time_limit: Option<Duration>,
-    pub hash_mb: usize,
-    /// Count shortest solutions up to this many (1: no uniqueness check).
-    pub solutions: usize,
-    /// Search threads for each problem.
-    pub threads: usize,
+    /// The option values (engine.toml's, with the command line's over them): memory, threads,
+    /// solutions to count (1: no uniqueness check), disk. Their stipulation and `MaxPlies` are
+    /// taken as `stipulation` and `length` below, which a problem's file may stand over.
+    pub engine: crate::config::EngineConfig,
     /// Problems solved at once by `--batch` (each with its share of the memory).
     pub jobs: usize,
     pub json: bool,
@@ -47,8 +45,6 @@ pub struct SolveOptions {
     pub output: Option<RecordFormat>,
     /// `--levels`: print each breadth-first level's figures on stderr.
     pub levels: bool,
-    /// Where a breadth-first pass may write once memory runs short.
-    pub disk: crate::search::DiskBudget,
     /// Checkpoints of the breadth-first pass (`--checkpoint`, `--resume`).
     pub checkpoint: Option<crate::search::Checkpointing>,
     /// Where the figures go: `solve_one` sets it up when `levels` is on (leave it `None`).
@@ -120,24 +116,20 @@ pub fn record_text(report: &Report, position: &Position, format: RecordFormat) -
 impl SolveOptions {
     fn limits(&self, stipulation: Stipulation, length: Option<Length>) -> Limits {
         Limits {
-            stipulation,
-            time: self.time_limit,
             max_plies: length.map(Length::plies),
             solution_limit: self.solution_limit(length),
-            threads: self.threads,
             level_log: self.level_log.clone(),
-            disk: self.disk.clone(),
             checkpoint: self.checkpoint.clone(),
             ranks: self.ranks.clone(),
-            ..Default::default()
+            ..self.engine.limits(stipulation, self.time_limit)
         }
     }
 
     /// Solutions to count: a stated length needs at least two (is the solution unique?).
     fn solution_limit(&self, length: Option<Length>) -> usize {
         match length {
-            Some(Length::Stated(_)) => self.solutions.max(2),
-            _ => self.solutions,
+            Some(Length::Stated(_)) => self.engine.solution_limit.max(2),
+            _ => self.engine.solution_limit,
         }
     }
 
@@ -355,7 +347,7 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
     let target = match options
         .probe
         .as_deref()
-        .map(|t| probe_target(&position, t, stipulation.rules()))
+        .map(|t| input::position_of_problem(&position, t, stipulation.rules()))
     {
         Some(Err(e)) => {
             eprintln!("kyozume solve: --probe: {e}");
@@ -376,7 +368,7 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
         if let Some(target) = &target {
             let problem = (stipulation.attacker(position.side_to_move()), stipulation);
             let probed = solver.probe(target, problem, PROBE_TIME, &stop);
-            report.probe = Some(crate::usi::probe_lines(target, &probed, stipulation));
+            report.probe = Some(probed.lines(target, stipulation));
         }
         report
     });
@@ -412,30 +404,9 @@ pub fn write_stdout(text: &str, command: &str) -> Result<(), u8> {
 /// How long `--probe` searches for the shortest line from the position asked about.
 const PROBE_TIME: Duration = Duration::from_secs(5);
 
-/// The position `--probe` asks about: an SFEN, a `position ...` string, or USI moves played
-/// from the problem's position.
-fn probe_target(problem: &Position, text: &str, rules: RuleSet) -> Result<Position, String> {
-    let text = text.trim();
-    if let Ok(p) = Position::from_sfen_under(text, rules) {
-        return Ok(p);
-    }
-    if text.starts_with("position") {
-        return match crate::usi::command::Command::parse(text) {
-            Ok(crate::usi::command::Command::Position { base, moves }) => {
-                crate::usi::build_position(&base, &moves, rules)
-            }
-            Ok(_) => Err("expected a position".to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-    }
-    let moves: Vec<String> = text.split_whitespace().map(String::from).collect();
-    crate::usi::play_moves(problem.clone(), &moves, rules)
-        .map_err(|e| format!("not an SFEN, and as moves from the problem: {e}"))
-}
-
 /// The solver for `options`, or (having said why on stderr as `command`) the exit status.
 fn solver_for(options: &SolveOptions, command: &str) -> Result<Solver, u8> {
-    Solver::new_lazy(options.hash_mb).map_err(|e| {
+    Solver::new_lazy(options.engine.hash_mb).map_err(|e| {
         eprintln!("{command}: {e}");
         exit::BAD_INPUT
     })

@@ -1,6 +1,8 @@
 //! What the engine knows about one position after a search: its table entry, the bounds of its
 //! children, and the shortest line from it (a composer's "why is this not a mate in 7?").
 
+mod describe;
+
 use super::tt::NEVER;
 use super::{Limits, Outcome, Solver};
 use crate::shogi::movegen::MoveList;

@@ -1,10 +1,11 @@
-//! Problem input for the command line: SFEN, a USI `position ...` string, or a BOD diagram /
-//! KIF file, detected automatically or forced with `--format`.
+//! A problem's text: SFEN, a USI `position ...` line, or a BOD diagram / KIF file, detected
+//! from the text or named by the caller (`--format`), and what a file says of its stipulation
+//! and length.
 
+use super::PositionLine;
 use crate::shogi::kif::{parse_bod_under, BodError};
 use crate::shogi::stipulation::StipulationError;
 use crate::shogi::{Position, RuleSet, SfenError, Stipulation};
-use crate::usi::command::{Command, CommandError};
 use thiserror::Error;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -78,15 +79,9 @@ pub fn parse_problem_under(
             let t = t.strip_prefix("sfen ").unwrap_or(t);
             Ok(Position::from_sfen_under(t, rules)?)
         }
-        Format::Usi => match Command::parse(text.trim()) {
-            Ok(Command::Position { base, moves }) => {
-                crate::usi::build_position(&base, &moves, rules).map_err(InputError::Usi)
-            }
-            Ok(_) => Err(InputError::Usi(
-                "expected 'position startpos|sfen ...'".into(),
-            )),
-            Err(CommandError::Syntax(e)) | Err(CommandError::Unknown(e)) => Err(InputError::Usi(e)),
-        },
+        Format::Usi => PositionLine::parse(text.trim())
+            .and_then(|line| line.build(rules))
+            .map_err(InputError::Usi),
         Format::Bod | Format::Kif => Ok(parse_bod_under(text, rules)?),
         Format::Auto => unreachable!("resolved above"),
     }
