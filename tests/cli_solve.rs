@@ -70,12 +70,15 @@ fn published_solution_counts_through_the_cli() {
         assert_eq!(v["status"], "mate");
         assert_eq!(v["plies"], p.plies as u64, "{}", p.name);
         let n = v["solutions"].as_u64().unwrap();
+        // `complete`: the count is exact, not the limit reached.
+        let complete = v["complete"].as_bool();
         match p.solutions.as_str() {
             "1" => assert_eq!((n, v["unique"].as_bool()), (1, Some(true)), "{}", p.name),
             "2" => assert_eq!((n, v["unique"].as_bool()), (2, Some(false)), "{}", p.name),
             "2+" => assert!(n >= 2 && v["unique"] == false, "{}: {n}", p.name),
             other => panic!("unexpected count {other}"),
         }
+        assert_eq!(complete, Some(n < 3), "{}: {n}", p.name);
         let root = Position::from_sfen(&p.sfen).unwrap();
         let main = replay(&root, v["moves"].as_array().unwrap());
         verify_helpmate(&root, &main).unwrap();
@@ -192,6 +195,27 @@ fn exit_codes_tell_the_outcomes_apart() {
     assert_eq!(v["status"], "unsolved");
     assert!(v["plies"].is_null() && v["error"].is_null());
     assert_eq!(run(&["solve", "--time-limit", "-1", &sfen]).0, 2);
+    // A position the stipulation cannot take: said on stderr, nothing on stdout.
+    for args in [
+        vec!["solve", "4k4/9/9/9/9/9/9/9/9 w G 1"],
+        vec!["solve", "--rules", "HS#", "4k4/9/9/9/9/9/9/9/9 b G 1"],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        assert!(err.starts_with("kyozume solve: "), "{args:?}: {err}");
+    }
+    // A --config that cannot be read is an error for every command, not silently ignored.
+    for command in [
+        &["perft", "1"][..],
+        &["solve", &sfen],
+        &["bench", "--filter", "x"],
+    ] {
+        let mut args = vec!["--config", "/no/such/engine.toml"];
+        args.extend_from_slice(command);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("/no/such/engine.toml"), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -101,6 +101,12 @@ impl Solutions {
             _ => None,
         }
     }
+
+    /// Whether `count` is the number of shortest lines, not a lower bound: counted to the end,
+    /// and below `limit` (a count that reached the limit says only "at least").
+    pub fn exact(&self, limit: usize) -> bool {
+        self.complete && self.count < limit
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -123,7 +123,7 @@ pub(super) fn search_loop(jobs: Receiver<Job>, shared: &Shared, out: &Output, ha
                 // reads `checkmate`, and that one waits for the queue like any other.
                 shared.end();
                 match result {
-                    Ok(r) => report_result(out, &r, limits.stipulation),
+                    Ok(r) => report_result(out, &r, &limits),
                     Err(e @ (SearchError::NoDefenderKing | SearchError::NoAttackerKing)) => {
                         out.error(&e.to_string());
                         out.line("checkmate nomate");

@@ -2,7 +2,7 @@
 //! proven.
 
 use super::Output;
-use crate::search::{Outcome, Progress, SearchResult, Solutions, NEVER};
+use crate::search::{Limits, Outcome, Progress, SearchResult, Solutions, NEVER};
 use crate::shogi::Move;
 
 pub(super) fn info_line(p: &Progress) -> String {
@@ -27,12 +27,14 @@ fn moves_text(line: &[Move]) -> String {
         .join(" ")
 }
 
-/// `info string solutions ...` and one `info string alt ...` per further solution.
-fn solution_lines(s: &Solutions) -> Vec<String> {
+/// `info string solutions ...` and one `info string alt ...` per further solution. A count that
+/// is only a lower bound says so with a `+`: `solutions 2+ (SolutionLimit 2 reached)`.
+fn solution_lines(s: &Solutions, limit: usize) -> Vec<String> {
     let verdict = match s.unique() {
         Some(true) => "solutions 1 unique".to_string(),
-        _ if s.complete => format!("solutions {}", s.count),
-        _ => format!("solutions {} (counting stopped early)", s.count),
+        _ if s.exact(limit) => format!("solutions {}", s.count),
+        _ if s.complete => format!("solutions {}+ (SolutionLimit {limit} reached)", s.count),
+        _ => format!("solutions {}+ (counting stopped early)", s.count),
     };
     let mut lines = vec![format!("info string {verdict}")];
     for alt in s.lines.iter().skip(1) {
@@ -59,11 +61,9 @@ pub(super) fn stipulation_words(s: crate::shogi::Stipulation) -> String {
     }
 }
 
-pub(super) fn report_result(
-    out: &Output,
-    r: &SearchResult,
-    stipulation: crate::shogi::Stipulation,
-) {
+/// The answer to a `go mate` searched within `limits`.
+pub(super) fn report_result(out: &Output, r: &SearchResult, limits: &Limits) {
+    let stipulation = limits.stipulation;
     let what = if stipulation == crate::shogi::Stipulation::HELPMATE {
         "helpmate".to_string()
     } else {
@@ -75,7 +75,7 @@ pub(super) fn report_result(
         Outcome::Mate(line) => {
             let moves = moves_text(line);
             if let Some(s) = &r.solutions {
-                for l in solution_lines(s) {
+                for l in solution_lines(s, limits.solution_limit) {
                     out.line(&l);
                 }
             }

@@ -375,6 +375,16 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
     if !prints(options) {
         return exit_code(report.status);
     }
+    if report.status == Status::Error {
+        // Like every other error, on stderr (with --json, the JSON object still goes to stdout).
+        eprintln!(
+            "kyozume solve: {}",
+            report.error.as_deref().unwrap_or("bad input")
+        );
+        if !options.json {
+            return exit::BAD_INPUT;
+        }
+    }
     let text = match options
         .output
         .and_then(|f| record_text(&report, &position, f))

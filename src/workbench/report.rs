@@ -76,6 +76,9 @@ pub struct Report {
     pub plies: Option<usize>,
     /// Distinct shortest lines counted, at most the limit asked for (1 when not counted).
     pub solutions: usize,
+    /// Whether `solutions` is the exact count: false when it is only a lower bound (counting
+    /// stopped at the limit asked for, or at the time limit; 1 when not counted at all).
+    pub complete: bool,
     /// `true` / `false` when counted, `null` otherwise.
     pub unique: Option<bool>,
     pub moves: Vec<String>,
@@ -128,6 +131,7 @@ impl Report {
             verdict: None,
             plies: None,
             solutions: 0,
+            complete: false,
             unique: None,
             moves: Vec::new(),
             alternatives: Vec::new(),
@@ -168,6 +172,10 @@ impl Report {
                 };
                 report.solutions = result.solutions.as_ref().map_or(1, |s| s.count);
                 report.unique = result.solutions.as_ref().and_then(|s| s.unique());
+                report.complete = result
+                    .solutions
+                    .as_ref()
+                    .is_some_and(|s| s.unique() == Some(true) || s.exact(solution_limit));
                 report.moves = usi_strings(&report.lines[0]);
                 report.alternatives = report.lines[1..].iter().map(|l| usi_strings(l)).collect();
                 let rules = stipulation.rules();
@@ -189,9 +197,13 @@ impl Report {
                     stipulation.rules(),
                 ));
             }
-            Outcome::NoMate => report.status = Status::NoMate,
+            Outcome::NoMate => {
+                report.status = Status::NoMate;
+                report.complete = true;
+            }
             Outcome::NoMateWithin { max_plies } => {
                 report.status = Status::NoMate;
+                report.complete = true;
                 report.max_plies = Some(*max_plies);
             }
             Outcome::Unknown { lower_bound } => report.lower_bound = Some(*lower_bound),
