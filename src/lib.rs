@@ -12,6 +12,8 @@
 pub mod bench;
 pub mod cli;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod peak_memory;
 pub mod problem;
 pub mod search;

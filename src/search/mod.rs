@@ -18,8 +18,8 @@ pub mod tt;
 use crate::shogi::stipulation::{verify_solution, StipulationError};
 use crate::shogi::{Color, Goal, Move, Position, RuleSet, Stipulation};
 pub use bfs::{
-    bucket_floor, CheckpointStart, Checkpointing, DiskBudget, DiskError, Forgetting, LevelStats,
-    LocalRank, PassTuning, Transport, GAP_BUCKETS,
+    bucket_floor, read_checkpoint_unchecked, CheckpointStart, Checkpointing, DiskBudget, DiskError,
+    Forgetting, LevelStats, LocalRank, PassTuning, Transport, GAP_BUCKETS,
 };
 #[cfg(feature = "mpi")]
 pub use bfs::{start_mpi, MpiRank, MpiThread};

@@ -160,6 +160,26 @@ fn solve_entry(
     }
 }
 
+/// Reads a batch file's problems as `run` does before solving them (each line's SFEN, under
+/// the stipulation its columns name, and its stated length); the errors are those `run`
+/// reports. For the fuzz targets.
+#[doc(hidden)]
+pub fn read(
+    text: &str,
+    format: input::Format,
+) -> Vec<Result<(crate::shogi::Position, Option<u32>), String>> {
+    entries(text)
+        .iter()
+        .map(|entry| {
+            let rules = entry.stipulation.unwrap_or_default().rules();
+            match input::parse_problem_under(&entry.text, format, rules) {
+                Ok(position) => Ok((position, entry.length)),
+                Err(e) => Err(format!("line {}: {e}", entry.line)),
+            }
+        })
+        .collect()
+}
+
 /// Runs the batch; returns the exit status. With `options.jobs` above 1, that many problems are
 /// solved at once, each solver with its share of the memory and of the threads; results are
 /// still written in input order. With ranks (`--distributed`), every rank reads the file and

@@ -44,7 +44,9 @@ mod tuning;
 pub use keys::census::{bucket_floor, GAP_BUCKETS};
 pub use keys::forgetting::Forgetting;
 pub(crate) use levels::checkpoint::Plan as CheckpointPlan;
-pub use levels::checkpoint::{CheckpointStart, Checkpointing};
+pub use levels::checkpoint::{
+    read_unchecked as read_checkpoint_unchecked, CheckpointStart, Checkpointing,
+};
 pub use levels::disk::{DiskBudget, DiskError};
 
 pub(crate) use expand::distributed;

@@ -627,3 +627,34 @@ fn resume(
         bytes,
     ))
 }
+
+/// Reads `bytes` the way a checkpoint's files are read, checksums aside so that any bytes reach
+/// the readers: a manifest, a key set and a level, each after its length (4 bytes, little
+/// endian). For the fuzz targets: whatever the bytes, a value or an error, never a panic.
+#[doc(hidden)]
+pub fn read_unchecked(bytes: &[u8]) -> Result<(), String> {
+    fn split(bytes: &[u8]) -> (&[u8], &[u8]) {
+        let (len, rest) = match bytes.split_first_chunk::<4>() {
+            Some((len, rest)) => (u32::from_le_bytes(*len) as usize, rest),
+            None => (0, bytes),
+        };
+        rest.split_at(len.min(rest.len()))
+    }
+    let (manifest, rest) = split(bytes);
+    let (keys, level) = split(rest);
+    let depth = match std::str::from_utf8(manifest).map(toml::from_str::<Manifest>) {
+        Ok(Ok(manifest)) => {
+            for &words in &manifest.edges {
+                let _ = DiskEdges::from_words(words, manifest.links_bytes);
+            }
+            manifest.depth
+        }
+        _ => 0,
+    };
+    let read_keys = KeySet::read_values(&mut &keys[..], None, Forgetting::default(), depth);
+    let read_level = LevelPositions::read_from(&mut &level[..]);
+    read_keys
+        .and(read_level)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}

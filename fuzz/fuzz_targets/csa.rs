@@ -1,0 +1,6 @@
+//! The `csa` reader fuzzed: see `kyozume::fuzzing`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    kyozume::fuzzing::run("csa", data);
+});
