@@ -10,8 +10,11 @@ use crate::shogi::perft::perft_rules;
 use crate::shogi::{record, Position, RuleSet, Stipulation};
 use crate::usi::command::Command;
 
-/// The targets, by name: each takes the fuzzer's bytes.
-pub const TARGETS: [(&str, fn(&[u8])); 10] = [
+/// A fuzz target: it takes the fuzzer's bytes.
+pub type Target = fn(&[u8]);
+
+/// The targets, by name.
+pub const TARGETS: [(&str, Target); 10] = [
     ("sfen", sfen),
     ("position_line", position_line),
     ("bod", bod),
