@@ -385,8 +385,9 @@ impl Report {
                     _ => self.solution_words(),
                 };
                 s.push_str(&format!(
-                    "Shortest {}: {plies} plies, {verdict}.\n",
-                    self.solution_noun()
+                    "Shortest {}: {plies} {}, {verdict}.\n",
+                    self.solution_noun(),
+                    if plies == 1 { "ply" } else { "plies" }
                 ));
                 s.push_str(&self.verdict_words());
                 s.push('\n');
