@@ -256,3 +256,20 @@ fn the_examples_directory_holds_a_problem_in_each_format() {
         );
     }
 }
+
+/// The README names the Rust that Cargo.toml's `rust-version` asks for (the oldest the locked
+/// dependencies build with).
+#[test]
+fn the_readme_names_the_rust_version_cargo_asks_for() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .expect("rust-version in Cargo.toml");
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("stable Rust {version} or newer")),
+        "README.md does not say 'stable Rust {version} or newer'"
+    );
+}
