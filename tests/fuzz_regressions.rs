@@ -14,11 +14,17 @@ fn every_saved_input_passes_its_target() {
         for input in std::fs::read_dir(&dir).unwrap() {
             let input = input.unwrap().path();
             let data = std::fs::read(&input).unwrap();
+            kyozume::peak_memory::reset();
             assert!(
                 kyozume::fuzzing::run(&target, &data),
                 "{}: no fuzz target {target}",
                 input.display()
             );
+            // What the fuzzers run under (`-rss_limit_mb=2048`), with room to spare: a damaged
+            // count must not ask for gigabytes.
+            if let Some(mb) = kyozume::peak_memory::megabytes() {
+                assert!(mb < 1024, "{}: peak {mb} MB", input.display());
+            }
             ran += 1;
         }
     }

@@ -770,13 +770,17 @@ impl KeySet {
 
     /// The set [`Self::write_values`] wrote, every key frozen (the compact form), the clock at
     /// level `level`. An error if the values run short, are out of order or too wide, or a
-    /// set's header is damaged.
+    /// set's header is damaged. `input_bytes` is the length of the input: a shard's count
+    /// beyond what it could hold is refused before anything is made for it (a damaged count
+    /// must not ask for gigabytes).
     pub(crate) fn read_values(
         input: &mut dyn std::io::Read,
         census: Option<Arc<Census>>,
         forgetting: Forgetting,
         level: u32,
+        input_bytes: u64,
     ) -> std::io::Result<KeySet> {
+        let most_keys = input_bytes / VALUE_BYTES as u64;
         let mut set = KeySet::with_census(census, forgetting);
         for shard in &mut set.shards {
             let mut count = [0u8; 8];
@@ -813,7 +817,7 @@ impl KeySet {
                 },
                 None => false,
             };
-            shard.frozen = read_set(input, Tag::BITS, &mut count_in)?;
+            shard.frozen = read_set(input, Tag::BITS, most_keys, &mut count_in)?;
             shard.since = level;
         }
         set.set_level(level);
@@ -1055,12 +1059,17 @@ impl KeySet {
 fn read_set(
     input: &mut dyn std::io::Read,
     tag_bits: u32,
+    most_keys: u64,
     check: &mut dyn FnMut(u128) -> bool,
 ) -> std::io::Result<Option<FrozenKeys>> {
     let mut count = [0u8; 8];
     input.read_exact(&mut count)?;
-    let len = usize::try_from(u64::from_le_bytes(count))
-        .map_err(|_| std::io::Error::other("a shard's count is too large"))?;
+    let count = u64::from_le_bytes(count);
+    let too_large = || std::io::Error::other("a shard's count is larger than the file");
+    if count > most_keys {
+        return Err(too_large());
+    }
+    let len = usize::try_from(count).map_err(|_| too_large())?;
     if len == 0 {
         return Ok(None);
     }
@@ -1399,8 +1408,14 @@ mod tests {
             let mut copy = Vec::new();
             let written = set.write_values(&mut copy).unwrap();
             assert_eq!(written, copy.len() as u64);
-            let mut again =
-                KeySet::read_values(&mut copy.as_slice(), None, forgetting, 39).unwrap();
+            let mut again = KeySet::read_values(
+                &mut copy.as_slice(),
+                None,
+                forgetting,
+                39,
+                copy.len() as u64,
+            )
+            .unwrap();
             assert!(held(&again, 39));
             again.set_level(44);
             assert!(again.freeze_all(None, &|| false).is_some());
@@ -1409,9 +1424,14 @@ mod tests {
             assert!(again.freeze_all(None, &|| false).is_some());
             assert_eq!(again.len(), 3000);
             // Cut short or out of order: an error, not a set.
-            assert!(
-                KeySet::read_values(&mut &copy[..copy.len() - 3], None, forgetting, 39).is_err()
-            );
+            assert!(KeySet::read_values(
+                &mut &copy[..copy.len() - 3],
+                None,
+                forgetting,
+                39,
+                copy.len() as u64 - 3
+            )
+            .is_err());
             // (Shard 0's first two keys, after its tags' headers and its count.)
             let tags = u64::from_le_bytes(copy[..8].try_into().unwrap()) as usize;
             let first = 8 + 12 * tags + 8;
@@ -1419,7 +1439,14 @@ mod tests {
             let mut swapped = copy.clone();
             swapped[a.clone()].copy_from_slice(&copy[b.clone()]);
             swapped[b].copy_from_slice(&copy[a]);
-            assert!(KeySet::read_values(&mut swapped.as_slice(), None, forgetting, 39).is_err());
+            assert!(KeySet::read_values(
+                &mut swapped.as_slice(),
+                None,
+                forgetting,
+                39,
+                swapped.len() as u64
+            )
+            .is_err());
         }
     }
 
@@ -1457,11 +1484,14 @@ mod tests {
         let mut copy = Vec::new();
         set.write_values(&mut copy).unwrap();
         assert_eq!(u64::from_le_bytes(copy[..8].try_into().unwrap()), 1);
-        assert!(KeySet::read_values(&mut copy.as_slice(), None, forgetting, 1).is_ok());
+        assert!(
+            KeySet::read_values(&mut copy.as_slice(), None, forgetting, 1, copy.len() as u64)
+                .is_ok()
+        );
         let damaged = |at: usize, value: u32| {
             let mut bad = copy.clone();
             bad[at..at + 4].copy_from_slice(&value.to_le_bytes());
-            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
+            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1, bad.len() as u64).is_err()
         };
         let tag = u32::from_le_bytes(copy[8..12].try_into().unwrap());
         assert!(damaged(8, Tag::FOR_GOOD.bits()), "a tag kept for good");
@@ -1472,7 +1502,7 @@ mod tests {
         let with_tag = |bits: u8| {
             let mut bad = copy.clone();
             bad[entry_at] = bad[entry_at] & !0x3f | bits;
-            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1).is_err()
+            KeySet::read_values(&mut bad.as_slice(), None, forgetting, 1, bad.len() as u64).is_err()
         };
         assert!(!with_tag(tag as u8), "the key as written");
         assert!(with_tag(1), "a tag no key has");

@@ -546,8 +546,10 @@ fn resume(
     }
     let generation = manifest.generation;
     let file = |name: &str| plan.dir.join(format!("{name}.{generation}"));
+    // The file's own length bounds what its counts may ask for, whatever the manifest says.
+    let keys_bytes = std::fs::metadata(file("keys")).map_or(0, |m| m.len());
     let seen = read_file(&file("keys"), manifest.keys, |input| {
-        KeySet::read_values(input, census, forgetting, manifest.depth)
+        KeySet::read_values(input, census, forgetting, manifest.depth, keys_bytes)
     })
     .map_err(|e| plan.refused(e))?;
     let (level, counts) = read_file(&file("level"), manifest.level, LevelPositions::read_from)
@@ -651,7 +653,14 @@ pub fn read_unchecked(bytes: &[u8]) -> Result<(), String> {
         }
         _ => 0,
     };
-    let read_keys = KeySet::read_values(&mut &keys[..], None, Forgetting::default(), depth);
+    let keys_bytes = keys.len() as u64;
+    let read_keys = KeySet::read_values(
+        &mut &keys[..],
+        None,
+        Forgetting::default(),
+        depth,
+        keys_bytes,
+    );
     let read_level = LevelPositions::read_from(&mut &level[..]);
     read_keys
         .and(read_level)
