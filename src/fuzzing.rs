@@ -14,7 +14,7 @@ use crate::usi::command::Command;
 pub type Target = fn(&[u8]);
 
 /// The targets, by name.
-pub const TARGETS: [(&str, Target); 10] = [
+pub const TARGETS: [(&str, Target); 11] = [
     ("sfen", sfen),
     ("position_line", position_line),
     ("bod", bod),
@@ -22,6 +22,7 @@ pub const TARGETS: [(&str, Target); 10] = [
     ("ki2", |data| drop(record::read_ki2(&text(data)))),
     ("csa", |data| drop(record::read_csa(&text(data)))),
     ("usi_command", usi_command),
+    ("usi_session", usi_session),
     ("rules", rules),
     ("batch", |data| {
         drop(crate::workbench::batch::read(&text(data), Format::Auto))
@@ -130,4 +131,37 @@ fn rules(data: &[u8]) {
     }
     let _ = Stipulation::parse(&text);
     let _ = Conditions::parse_prefix(&text);
+}
+
+/// A whole USI session: the engine given a script of any lines, every `go` limited to 20 ms,
+/// in a small table on one thread; whatever the lines, it answers and ends. (Options that would
+/// only make a run slower or bigger — the table's size, threads, directories to write in — and
+/// `probe`, which searches for seconds, are left out of the script.)
+fn usi_session(data: &[u8]) {
+    let text = text(data);
+    let mut script = String::new();
+    for line in text.lines().take(64) {
+        let lower = line.to_ascii_lowercase();
+        let words: Vec<&str> = lower.split_whitespace().collect();
+        let slow_option = words.first() == Some(&"setoption")
+            && ["hash", "threads", "dir", "checkpoint", "diskcap"]
+                .iter()
+                .any(|name| lower.contains(name));
+        match words.first() {
+            _ if slow_option => {}
+            Some(&"probe") => {}
+            Some(&"go") => script.push_str("go mate 20\n"),
+            _ => {
+                script.push_str(line);
+                script.push('\n');
+            }
+        }
+    }
+    let config = crate::config::EngineConfig {
+        hash_mb: 1,
+        threads: 1,
+        ..Default::default()
+    };
+    let output = crate::usi::Output::new(Box::new(std::io::sink()));
+    crate::usi::run(config, std::io::Cursor::new(script), output, |_| {});
 }
