@@ -228,6 +228,7 @@ fn every_documented_command_runs_as_written() {
         "only {} examples found",
         examples.len()
     );
+    println!("{} documented commands", examples.len());
     let failures: Vec<String> = examples.iter().filter_map(|e| check(e).err()).collect();
     assert!(
         failures.is_empty(),
