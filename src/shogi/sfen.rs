@@ -205,9 +205,11 @@ impl Position {
                     after.victim_to.map(|(sq, _)| sq) == Some(square)
                         || (after.capturer_to == square && square != m.to())
                 };
+                // Legal first: where a piece ends is asked only of a move that can be played (a
+                // gold "promoting" has no promoted kind to end as).
                 [m, far]
                     .into_iter()
-                    .find(|&m| capture && ends(m) && legal(m))
+                    .find(|&m| capture && legal(m) && ends(m))
                     .ok_or_else(|| MoveError::Illegal(whole.to_string()))
             }
         }
