@@ -3,6 +3,7 @@
 //! * [`shogi`]: the rules — position, notation, move generation;
 //! * [`search`]: the helpmate search and its transposition table;
 //! * [`problem`]: reading a problem (SFEN, `position`, BOD, KIF), for every front end;
+//! * [`report`]: a problem's answer for people and as JSON, for every front end;
 //! * [`usi`]: the protocol front end;
 //! * [`workbench`]: `kyozume solve` — problem formats, reports, batches;
 //! * [`cli`]: the command line, each subcommand handed to the unit above that does it;
@@ -16,6 +17,7 @@ pub mod config;
 pub mod fuzzing;
 pub mod peak_memory;
 pub mod problem;
+pub mod report;
 pub mod search;
 pub mod shogi;
 pub mod usi;

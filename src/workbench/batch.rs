@@ -9,9 +9,9 @@
 //! reference data files' length, is not one). Columns that name neither are ignored. Empty
 //! lines, `#` comments and a `name<TAB>sfen...` header are skipped.
 
-use super::report::{Report, Status};
 use super::{all_ranks_ready, exit, interrupt_flag, prints, solve_position, SolveOptions};
 use crate::problem as input;
+use crate::report::{Report, Status};
 use crate::search;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;

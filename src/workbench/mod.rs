@@ -3,12 +3,11 @@
 //! a whole file of them.
 
 pub mod batch;
-pub mod report;
 
 use crate::problem::{self as input, Format, InputError};
+use crate::report::{Report, Status};
 use crate::search::{self, Limits, Solver};
 use crate::shogi::{Position, Stipulation};
-use report::{Report, Status};
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,5 +1,6 @@
-//! Results for people (diagram, verdict, Japanese and USI lines, alternatives from where they
-//! diverge) and for scripts (one JSON object a line).
+//! One problem's answer as a front end gives it: for people (diagram, verdict, Japanese and USI
+//! lines, alternatives from where they diverge) and for scripts (one JSON object a line, the
+//! object `kyozume solve --json` prints). Outside any front end, so that each may give it.
 
 use crate::search::{Outcome, SearchResult};
 use crate::shogi::capture_rule::chosen_homes;
