@@ -718,6 +718,8 @@ impl<'s, 'p> Run<'s, 'p> {
         } else {
             u64::MAX
         };
+        // The count follows the line found first (see `count`'s notes).
+        let lead = self.best.as_deref().unwrap_or(&[]);
         let mut counter = count::Counter::new(
             &mut self.pos,
             &self.solver.tt,
@@ -728,7 +730,8 @@ impl<'s, 'p> Run<'s, 'p> {
         )
         .with_node_budget(budget)
         .with_goal(self.limits.stipulation.goal)
-        .with_rules(self.limits.stipulation.rules());
+        .with_rules(self.limits.stipulation.rules())
+        .with_lead(lead);
         counter.count(0, len);
         self.nodes = counter.nodes;
         if counter.abort != Some(Abort::Budget) {
@@ -749,6 +752,7 @@ impl<'s, 'p> Run<'s, 'p> {
                 self.limits.stipulation.goal,
                 self.limits.stipulation.rules(),
             ),
+            lead,
             self.limits.solution_limit,
             self.interrupt,
         );
