@@ -16,7 +16,7 @@
 //! for near it before the rest of the tree. On two threads a helper in its own move order often
 //! finds the mate, leaving unproven the subtrees that one thread would have failed before it; in
 //! generation order the count then proved them first (`9/9/9/9/9/9/9/9/5k3 b S4NP2r2b4g3s4l17p
-//! 1`, cap 2: 124 K nodes at two threads, 245 at one; along the lead, 47 at both).
+//! 1`, cap 2: 124 K nodes at two threads, 245 at one; along the lead, 14 and 83).
 //!
 //! On several threads ([`count_in_pool`]) the lines are split by their first two plies: each
 //! (check, evasion) pair is a task with its own position and path, sharing the table, whose
