@@ -6,6 +6,7 @@
 //! * [`report`]: a problem's answer for people and as JSON, for every front end;
 //! * [`usi`]: the protocol front end;
 //! * [`workbench`]: `kyozume solve` — problem formats, reports, batches;
+//! * [`serve`]: `kyozume serve` — the web page and its JSON API;
 //! * [`cli`]: the command line, each subcommand handed to the unit above that does it;
 //! * [`config`]: default option values from `engine.toml`;
 //! * [`peak_memory`]: the process's peak resident memory.
@@ -19,6 +20,7 @@ pub mod peak_memory;
 pub mod problem;
 pub mod report;
 pub mod search;
+pub mod serve;
 pub mod shogi;
 pub mod usi;
 pub mod workbench;

@@ -2,13 +2,15 @@
 //! lines, alternatives from where they diverge) and for scripts (one JSON object a line, the
 //! object `kyozume solve --json` prints). Outside any front end, so that each may give it.
 
-use crate::search::{Outcome, SearchResult};
+use crate::problem::Length;
+use crate::search::{Limits, Outcome, Progress, SearchResult, Solver};
 use crate::shogi::capture_rule::chosen_homes;
 use crate::shogi::conditions::CaptureRule;
 use crate::shogi::japanese::line_to_japanese_after;
 use crate::shogi::kif::to_bod;
 use crate::shogi::{Move, Position, Stipulation};
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 
 /// What became of one problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -54,6 +56,49 @@ impl Verdict {
             Verdict::NoMate => "nomate",
         }
     }
+}
+
+/// Solves `position` under `stipulation` within `limits` (which carry `length`'s bound) and
+/// builds its report: how every front end answers a problem. A stated length the stipulation
+/// cannot have, and a position it cannot take, are reported as errors.
+pub fn answer(
+    solver: &mut Solver,
+    name: Option<String>,
+    (position, stipulation, length): (&Position, Stipulation, Option<Length>),
+    limits: &Limits,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&Progress),
+) -> Report {
+    crate::peak_memory::reset();
+    let error = |e: String| {
+        let mut r = Report::input_error(name.clone(), &position.to_sfen(), e);
+        r.stipulation = stipulation;
+        r
+    };
+    if let Some(e) = Length::error(length, stipulation) {
+        return error(e);
+    }
+    let mut report = match solver.solve(position, limits, stop, progress) {
+        Ok(result) => Report::from_result(
+            name.clone(),
+            (position, stipulation),
+            &result,
+            limits.solution_limit,
+        )
+        .with_length(limits.max_plies, matches!(length, Some(Length::Stated(_)))),
+        Err(e) => error(e.to_string()),
+    };
+    report.peak_mb = crate::peak_memory::megabytes();
+    report
+}
+
+/// One ply of a line as a board shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShownPly {
+    /// The position after the ply.
+    pub sfen: String,
+    /// The squares of the pieces that check the side to move's king (USI names, `5b`).
+    pub checkers: Vec<String>,
 }
 
 /// One problem's result, as printed in `--json` mode (one object a line).
@@ -246,6 +291,54 @@ impl Report {
         let mut report = Report::blank(name, input.trim().to_string(), Status::Error);
         report.error = Some(error);
         report
+    }
+
+    /// Each line found (the solution given, then the alternatives), played under the problem's
+    /// rules: the board after each of its plies (a reborn or returned piece where the rules put
+    /// it) and the pieces that check. Empty without a solution.
+    pub fn line_plies(&self) -> Vec<Vec<ShownPly>> {
+        let Some(root) = &self.position else {
+            return Vec::new();
+        };
+        let rules = self.stipulation.rules();
+        let mut root = root.clone();
+        rules.adopt(&mut root);
+        self.lines
+            .iter()
+            .map(|line| {
+                let mut pos = root.clone();
+                line.iter()
+                    .map(|&m| {
+                        pos.do_move(m);
+                        ShownPly {
+                            sfen: pos.to_sfen(),
+                            checkers: rules
+                                .checkers(&pos)
+                                .into_iter()
+                                .map(|sq| sq.to_string())
+                                .collect(),
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Each line found in Japanese notation (the solution given first).
+    pub fn line_japanese(&self) -> Vec<String> {
+        let Some(root) = &self.position else {
+            return Vec::new();
+        };
+        let rules = self.stipulation.rules();
+        self.lines
+            .iter()
+            .map(|line| line_to_japanese_after(root, line, None, rules))
+            .collect()
+    }
+
+    /// The position solved (none for an input error).
+    pub fn position(&self) -> Option<&Position> {
+        self.position.as_ref()
     }
 
     /// The solution given (the first shortest line), when a mate was found.

@@ -1,10 +1,11 @@
 //! The command line: `kyozume` alone runs the USI engine; `solve`, `bench` and `perft` are the
-//! tools for people and scripts. Each subcommand reads its arguments here and hands them to the
-//! unit that does the work (`usi`, `workbench`, `bench`, `shogi::perft`).
+//! tools for people and scripts, `serve` the web page. Each subcommand reads its arguments here and hands them to the
+//! unit that does the work (`usi`, `workbench`, `serve`, `bench`, `shogi::perft`).
 
 mod bench;
 mod engine;
 mod perft;
+mod serve;
 mod solve;
 
 use crate::config::EngineConfig;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 pub use bench::BenchArgs;
 pub use perft::PerftArgs;
+pub use serve::ServeArgs;
 pub use solve::SolveArgs;
 
 #[derive(Parser)]
@@ -42,6 +44,9 @@ pub enum Command {
     Bench(BenchArgs),
     /// Count the leaf nodes of the legal-move tree (move generator test and benchmark).
     Perft(PerftArgs),
+    /// A web page on this machine: set up a problem on a board, solve it, replay the answer
+    /// under its rules (http://127.0.0.1:8080/ unless told).
+    Serve(ServeArgs),
 }
 
 /// Runs the command line `cli`: the process's exit status.
@@ -58,6 +63,7 @@ pub fn run(cli: &Cli) -> ExitCode {
         Some(Command::Solve(args)) => solve::run(args, config),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Perft(args)) => perft::run(args),
+        Some(Command::Serve(args)) => serve::run(args, config),
     };
     match status {
         Ok(code) | Err(code) => code,

@@ -4,9 +4,10 @@
 use super::{bad_input, seconds, HASH_MB_RANGE, SOLUTIONS_RANGE};
 use crate::config::EngineConfig;
 use crate::problem::Format;
+use crate::problem::Length;
 use crate::search::{CheckpointStart, Checkpointing};
 use crate::shogi::{Goal, Stipulation};
-use crate::workbench::{self, Length, SolveOptions};
+use crate::workbench::{self, SolveOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -61,6 +61,26 @@ fn attacked(pos: &Position, conditions: Conditions, by: Color, target: Square) -
         })
 }
 
+/// The pieces that check the side to move's king (for showing a line; not on a search's path):
+/// those of the other side that reach it and are not paralysed.
+pub fn checkers(pos: &Position, conditions: Conditions) -> Bitboard {
+    let us = pos.side_to_move();
+    let Some(king) = pos.king(us) else {
+        return Bitboard::EMPTY;
+    };
+    let candidates = pos.pieces_of(!us) & reach_from(king);
+    let mut found = Bitboard::EMPTY;
+    for sq in candidates {
+        let piece = pos.piece_at(sq).expect("a set bit holds a piece");
+        if reach(pos, conditions.piece_moves, sq, piece).has(king)
+            && !paralysed(pos, conditions, sq, piece)
+        {
+            found.set(sq);
+        }
+    }
+    found
+}
+
 /// Is the king of `color` attacked in `pos` (whoever is to move)?
 pub fn king_attacked(pos: &Position, conditions: Conditions, color: Color) -> bool {
     pos.king(color)

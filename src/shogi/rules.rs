@@ -6,6 +6,7 @@
 //! capture rule or a paralysis rule (with or without changed powers) from `played`, and the
 //! captures rule (強欲・禁欲) narrows whatever list the others produced.
 
+use super::bitboard::Bitboard;
 use super::capture_rule::CaptureSetting;
 use super::conditions::{
     CaptureRule, Captures, Conditions, Paralysis, PawnDropMate, PawnDropMateAllowed, PieceMoves,
@@ -101,6 +102,11 @@ impl RuleSet {
             Generator::Played => played::king_attacked(pos, self.conditions, color),
             _ => powers::king_attacked(pos, self.conditions.piece_moves, color),
         }
+    }
+
+    /// The pieces checking the side to move's king under these rules (for showing a line).
+    pub fn checkers(self, pos: &Position) -> Bitboard {
+        played::checkers(pos, self.conditions)
     }
 
     /// Is the side to move in check?

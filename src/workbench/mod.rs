@@ -4,7 +4,7 @@
 
 pub mod batch;
 
-use crate::problem::{self as input, Format, InputError};
+use crate::problem::{self as input, Format, InputError, Length};
 use crate::report::{Report, Status};
 use crate::search::{self, Limits, Solver};
 use crate::shogi::{Position, Stipulation};
@@ -59,34 +59,6 @@ pub struct SolveOptions {
     pub length: Option<Length>,
     /// The length was given on the command line: it stands over what a file states.
     pub length_given: bool,
-}
-
-/// A bound on the solutions' length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Length {
-    /// Solutions of at most this many plies (`--max-plies`, `MaxPlies`): "none within N" is an
-    /// answer.
-    AtMost(u32),
-    /// The stated length (`--plies`, a file's `手数＝N` or `N手`): searched within it, and the
-    /// answer judged against it (完全, 余詰, 早詰, 不詰).
-    Stated(u32),
-}
-
-impl Length {
-    pub fn plies(self) -> u32 {
-        match self {
-            Length::AtMost(n) | Length::Stated(n) => n,
-        }
-    }
-
-    /// Why `length` cannot be `stipulation`'s stated length, if it is one and cannot (its
-    /// parity; a bound alone may have either).
-    fn error(length: Option<Length>, stipulation: Stipulation) -> Option<String> {
-        match length {
-            Some(Length::Stated(n)) => stipulation.length_error(n),
-            _ => None,
-        }
-    }
 }
 
 /// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
@@ -233,33 +205,12 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
 pub fn solve_position(
     solver: &mut Solver,
     name: Option<String>,
-    (position, stipulation, length): (&Position, Stipulation, Option<Length>),
+    problem: (&Position, Stipulation, Option<Length>),
     options: &SolveOptions,
     stop: &AtomicBool,
 ) -> Report {
-    crate::peak_memory::reset();
-    if let Some(e) = Length::error(length, stipulation) {
-        let mut r = Report::input_error(name, &position.to_sfen(), e);
-        r.stipulation = stipulation;
-        return r;
-    }
-    let limits = options.limits(stipulation, length);
-    let mut report = match solver.solve(position, &limits, stop, &mut |_| {}) {
-        Ok(result) => Report::from_result(
-            name,
-            (position, stipulation),
-            &result,
-            limits.solution_limit,
-        )
-        .with_length(limits.max_plies, matches!(length, Some(Length::Stated(_)))),
-        Err(e) => {
-            let mut r = Report::input_error(name, &position.to_sfen(), e.to_string());
-            r.stipulation = stipulation;
-            r
-        }
-    };
-    report.peak_mb = crate::peak_memory::megabytes();
-    report
+    let limits = options.limits(problem.1, problem.2);
+    crate::report::answer(solver, name, problem, &limits, stop, &mut |_| {})
 }
 
 fn exit_code(status: Status) -> u8 {
