@@ -375,3 +375,52 @@ fn running(server: &Server) -> bool {
         }
     }
 }
+
+/// The `http` blocks of docs/serve.md, sent as written, answer as written (`"..."` stands for
+/// any value; every field the answer has is listed).
+#[test]
+fn the_examples_of_serve_md_answer_as_written() {
+    let server = Server::start();
+    let doc = std::fs::read_to_string("docs/serve.md").unwrap();
+    let mut lines = doc.lines();
+    let mut checked = 0;
+    while let Some(line) = lines.next() {
+        if line != "```http" {
+            continue;
+        }
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        let (request, answer) = block.split_at(block.iter().position(|l| l.is_empty()).unwrap());
+        let path = request[0].strip_prefix("POST ").expect("a POST");
+        let body = request[1..].join("\n");
+        let status: u16 = answer[1].parse().unwrap();
+        let expected: Value = serde_json::from_str(&answer[2..].join("\n")).unwrap();
+        let (got_status, got) = server.post(path, body);
+        assert_eq!(got_status, status, "{path}: {got}");
+        matches(&expected, &got, path);
+        checked += 1;
+    }
+    assert!(checked >= 3, "{checked}");
+}
+
+fn matches(expected: &Value, got: &Value, at: &str) {
+    match (expected, got) {
+        (Value::String(s), _) if s == "..." => {}
+        (Value::Object(e), Value::Object(g)) => {
+            let keys = |o: &serde_json::Map<String, Value>| o.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(e), keys(g), "{at}");
+            for (k, v) in e {
+                matches(v, &g[k], &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(e), Value::Array(g)) => {
+            assert_eq!(e.len(), g.len(), "{at}: {got}");
+            for (i, (e, g)) in e.iter().zip(g).enumerate() {
+                matches(e, g, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(expected, got, "{at}"),
+    }
+}

@@ -4,7 +4,7 @@
 //! only a fairy condition allows is read under that condition. And the length it is asked
 //! within.
 //!
-//! The front ends (`usi`, `workbench`) read problems here and never through each other.
+//! The front ends (`usi`, `workbench`, `serve`) read problems here and never through each other.
 
 pub mod formats;
 pub mod length;

@@ -1,5 +1,5 @@
 // kyozume serve's page in a real browser: Debian's chromium driven by playwright-core.
-// `cd tests/e2e && npm ci && node --test` (after `cargo build`); .ci/run does it.
+// `tests/e2e/run` (after `cargo build`), as .ci/run does.
 // KYOZUME_BIN: the binary (default ../../target/debug/kyozume); KYOZUME_SCREENSHOTS: a
 // folder to save the page's screenshots in (docs/images holds the ones the docs show);
 // CHROMIUM: the browser (default /usr/bin/chromium).
