@@ -83,6 +83,14 @@ async function shown(page) {
 
 const boardAndHand = (sfen) => { const w = sfen.split(" "); return `${w[0]} ${w[2]}`; };
 
+/** Pastes `text` and reads it with the page's 読込 button, waiting until the page has. */
+async function readPasted(page, text) {
+  const reads = Number(await page.getAttribute("#paste", "data-reads") ?? 0);
+  await page.fill("#paste", text);
+  await page.click("#read");
+  await page.waitForFunction((n) => Number(document.getElementById("paste").dataset.reads) > n, reads);
+}
+
 /** Solves with the page's Solve button: the engine's answer (what the page got). */
 async function solve(page) {
   const answered = page.waitForResponse((r) => r.url().endsWith("/api/solve"), { timeout: 120000 });
@@ -151,8 +159,7 @@ test("a position set up by clicks solves as a ばか詰 and replays on the board
 
 test("a 協力自玉詰 pasted as KIF keeps its stated length and replays to the attacker's mate", async () => {
   const page = await newPage();
-  await page.fill("#paste", readFileSync(here("../../examples/hs14.kif"), "utf8"));
-  await page.click("#read");
+  await readPasted(page, readFileSync(here("../../examples/hs14.kif"), "utf8"));
   assert.equal(await page.inputValue("#goal"), "協力自玉詰");
   assert.equal(await page.inputValue("#plies"), "14");
   const answer = await solve(page);
@@ -161,13 +168,19 @@ test("a 協力自玉詰 pasted as KIF keeps its stated length and replays to the
   assert.equal(answer.verdict, "cooked");
   assert.match(await page.textContent("#summary"), /^余詰/);
   await replayEveryLine(page, answer);
+  const saved = page.waitForEvent("download");
+  await page.click("#kif");
+  const download = await saved;
+  assert.equal(download.suggestedFilename(), "kyozume.kif");
+  const kif = readFileSync(await download.path(), "utf8");
+  assert.equal(kif, answer.kif);
+  assert.match(kif, /作品形式：協力自玉詰/);
   assert.deepEqual(page.errors, []);
 });
 
 test("an 安南 problem pasted as BOD replays the moves only 安南 allows", async () => {
   const page = await newPage();
-  await page.fill("#paste", readFileSync(here("../../examples/annan.bod"), "utf8"));
-  await page.click("#read");
+  await readPasted(page, readFileSync(here("../../examples/annan.bod"), "utf8"));
   assert.equal(await page.inputValue("#piece-moves"), "安南");
   assert.equal(await page.textContent("#rules-text"), "ルール: 安南ばか詰");
   const answer = await solve(page);
@@ -176,8 +189,7 @@ test("an 安南 problem pasted as BOD replays the moves only 安南 allows", asy
   await replayEveryLine(page, answer, { shotAt: 9 });
   // On a phone-sized screen, mid-line.
   const phone = await newPage(390);
-  await phone.fill("#paste", readFileSync(here("../../examples/annan.bod"), "utf8"));
-  await phone.click("#read");
+  await readPasted(phone, readFileSync(here("../../examples/annan.bod"), "utf8"));
   await solve(phone);
   for (let i = 0; i < 9; i++) await phone.click("#next");
   const width = await phone.evaluate(() => document.documentElement.scrollWidth);
@@ -185,6 +197,58 @@ test("an 安南 problem pasted as BOD replays the moves only 安南 allows", asy
   await shoot(phone, "serve-phone");
   assert.deepEqual([...page.errors, ...phone.errors], []);
 });
+
+test("a キルケ capture puts the captured piece back on the board, and the page shows it there", async () => {
+  const page = await newPage();
+  // rules2.md's H-C2 (tests/data/capture_rules_examples.tsv): 7 plies, captures reborn.
+  await page.fill("#sfen", "k8/r8/G8/9/L8/9/9/9/9 b - 1");
+  await page.dispatchEvent("#sfen", "change");
+  await page.selectOption("#capture-rule", "キルケ");
+  const answer = await solve(page);
+  assert.equal(answer.stipulation, "H# (Circe)");
+  assert.equal(answer.plies, 7);
+  await replayEveryLine(page, answer);
+  // A capture whose piece is reborn: the board keeps its number of pieces, and a square other
+  // than the capture's fills (the piece's home, where the page shows it).
+  const count = (sfen) => sfen.split(" ")[0].replace(/[0-9/+]/g, "").length;
+  await page.click("#solutions-list li:nth-child(1)");
+  let reborn = 0;
+  for (let ply = 1; ply <= answer.plies; ply++) {
+    const before = await shown(page);
+    await page.click("#next");
+    const after = await shown(page);
+    const move = answer.moves[ply - 1];
+    const to = move.slice(2, 4);
+    if (move[1] === "*" || !squareHolds(before, to) || count(after) !== count(before)) continue;
+    const filled = allSquares().filter((sq) => sq !== to && !squareHolds(before, sq) && squareHolds(after, sq));
+    assert.equal(filled.length, 1, `ply ${ply}: ${move}`);
+    assert.ok(await page.$(`#board .cell[data-square="${filled[0]}"] span`), `ply ${ply}: shown on ${filled[0]}`);
+    reborn++;
+  }
+  assert.ok(reborn >= 1, "a piece is reborn in the line");
+  assert.deepEqual(page.errors, []);
+});
+
+function allSquares() {
+  const squares = [];
+  for (let file = 1; file <= 9; file++) for (const rank of "abcdefghi") squares.push(`${file}${rank}`);
+  return squares;
+}
+
+/** Whether the board of `shownSfen` (board and hand fields) holds a piece on `square`. */
+function squareHolds(shownSfen, square) {
+  const rows = shownSfen.split(" ")[0].split("/");
+  const row = rows["abcdefghi".indexOf(square[1])];
+  let file = 9;
+  for (let i = 0; i < row.length; i++) {
+    const ch = row[i];
+    if (/[0-9]/.test(ch)) { file -= Number(ch); continue; }
+    if (ch === "+") continue;
+    if (file === Number(square[0])) return true;
+    file--;
+  }
+  return false;
+}
 
 test("a long solve shows its progress and Stop ends it", async () => {
   const page = await newPage();

@@ -409,11 +409,15 @@ function wire() {
       method: "POST", headers: { "content-type": "application/json" },
       body: JSON.stringify({ text: $("paste").value }) });
     const body = await response.json();
-    if (!response.ok) { showError(body.error); return; }
-    showError(null);
-    if (state.replaying) backToEdit();
-    loadSfen(body.sfen);
-    setRules(body.rules, body.plies);
+    if (!response.ok) showError(body.error);
+    else {
+      showError(null);
+      if (state.replaying) backToEdit();
+      loadSfen(body.sfen);
+      setRules(body.rules, body.plies);
+    }
+    // (Read: a test waits for this.)
+    $("paste").dataset.reads = Number($("paste").dataset.reads || 0) + 1;
   });
   for (const el of $("rules").querySelectorAll("select, input")) el.addEventListener("change", showRules);
   $("solve").addEventListener("click", solve);
