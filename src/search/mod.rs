@@ -286,6 +286,35 @@ impl Solver {
     pub fn prepare(&mut self, threads: usize) {
         let _ = self.pool(threads);
         self.caches.get_or_insert_with(bfs::Caches::new);
+        // The helpers' tables too, their pages taken now: made by the first iteration that
+        // wants them, they cost a short problem's search their page faults (through USI, fresh
+        // engines, problems of 0.05-0.1 s at two threads: some runs 40-50 ms slower than the
+        // rest).
+        let (table_mb, wanted) = self.helper_plan(threads, false);
+        self.helpers.retain(|h| h.table_mb() == table_mb);
+        while self.helpers.len() < wanted {
+            match Helper::new(&Position::empty(), table_mb, true) {
+                Some(h) => self.helpers.push(h),
+                None => break,
+            }
+        }
+    }
+
+    /// The helpers' table size (MB) and how many of them a search at `threads` threads gets:
+    /// the memory kept back from the table (see `RESERVE_DIVISOR`) but for what passes keep
+    /// from one to the next, one helper a core beyond the first (any number when
+    /// `beyond_cores`).
+    fn helper_plan(&self, threads: usize, beyond_cores: bool) -> (usize, usize) {
+        if threads < 2 {
+            return (0, 0);
+        }
+        let kept_mb = self
+            .caches
+            .as_ref()
+            .map_or(0, |c| c.bytes().div_ceil(1 << 20));
+        let share_mb = (self.hash_mb - table_mb(self.hash_mb)).saturating_sub(kept_mb);
+        let cores = if beyond_cores { usize::MAX } else { cores() };
+        smp::helper_tables(share_mb, threads.min(cores).saturating_sub(1))
     }
 
     /// The attacker of the last search, if any.
@@ -330,11 +359,12 @@ impl Solver {
         let table_for = Some((stipulation.goal, attacker, rules));
         if self.table_for != table_for {
             if let Some((_, _, last_rules)) = self.table_for {
-                // (A fresh solver's table is empty already.) The helpers' tables go too; the
+                // (A fresh solver's table is empty already.) The helpers' tables are forgotten too
+                // (their memory kept: an engine took its pages at `isready`); the
                 // breadth-first pass's dead positions (no check) hold under any goal, but not
                 // under other rules.
                 self.tt.clear();
-                self.helpers.clear();
+                self.helpers.iter_mut().for_each(Helper::clear);
                 if last_rules != rules {
                     self.caches = None;
                 }
@@ -774,26 +804,13 @@ impl<'s, 'p> Run<'s, 'p> {
         {
             return 0;
         }
-        // The helpers' tables take the memory kept back from the table (see `RESERVE_DIVISOR`),
-        // but for what passes keep from one to the next.
-        let kept_mb = self
+        let (table_mb, wanted) = self
             .solver
-            .caches
-            .as_ref()
-            .map_or(0, |c| c.bytes().div_ceil(1 << 20));
-        let share_mb =
-            (self.solver.hash_mb - table_mb(self.solver.hash_mb)).saturating_sub(kept_mb);
-        let cores = if self.limits.tuning.helpers_beyond_cores {
-            usize::MAX
-        } else {
-            cores()
-        };
-        let threads = self.limits.threads.min(cores);
-        let (table_mb, wanted) = smp::helper_tables(share_mb, threads.saturating_sub(1));
+            .helper_plan(self.limits.threads, self.limits.tuning.helpers_beyond_cores);
         let helpers = &mut self.solver.helpers;
         helpers.retain(|h| h.table_mb() == table_mb);
         while helpers.len() < wanted {
-            match Helper::new(&self.pos, table_mb) {
+            match Helper::new(&self.pos, table_mb, false) {
                 Some(h) => helpers.push(h),
                 None => break,
             }

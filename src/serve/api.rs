@@ -257,9 +257,10 @@ struct ParseRequest {
 /// A problem read: its SFEN and what its text names.
 #[derive(Serialize)]
 struct Parsed {
-    sfen: String,
-    /// The stipulation the text names (a diagram's or KIF's first line, 作品形式), as
-    /// `kyozume solve --rules` reads it; `null` when it names none.
+    /// `null` for a line of rules alone (`協力自玉詰 9手`).
+    sfen: Option<String>,
+    /// The stipulation the text names (a diagram's or KIF's first line, 作品形式, or the line
+    /// itself), as `kyozume solve --rules` reads it; `null` when it names none.
     rules: Option<String>,
     /// The length it states (`手数＝N`, `N手`), if any.
     plies: Option<u32>,
@@ -270,19 +271,30 @@ async fn parse(body: Result<Bytes, BytesRejection>) -> Response {
         Ok(r) => r,
         Err(message) => return bad_request(message),
     };
+    let text = request.text.trim();
     let mut named = None;
-    let read = problem::parse_problem_and_stipulation(&request.text, Format::Auto, |n| {
+    let read = problem::parse_problem_and_stipulation(text, Format::Auto, |n| {
         named = n;
         n.unwrap_or(Stipulation::HELPMATE)
     });
     match read {
         Ok((position, _)) => Json(Parsed {
-            sfen: position.to_sfen(),
+            sfen: Some(position.to_sfen()),
             rules: named.map(|s| s.japanese()),
-            plies: problem::named_length(&request.text, Format::Auto),
+            plies: problem::named_length(text, Format::Auto),
         })
         .into_response(),
-        Err(e) => bad_request(e.to_string()),
+        // A line of rules as Fairy Mate's files and composers print them, with no position:
+        // the rules and the length for the board on the page.
+        Err(e) => match Stipulation::parse_stated(text) {
+            Ok((stipulation, plies)) if !text.contains('\n') => Json(Parsed {
+                sfen: None,
+                rules: Some(stipulation.japanese()),
+                plies,
+            })
+            .into_response(),
+            _ => bad_request(e.to_string()),
+        },
     }
 }
 

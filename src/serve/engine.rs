@@ -33,8 +33,11 @@ pub struct ProgressEvent {
     pub nodes: u64,
     pub nps: u64,
     pub elapsed_ms: u64,
-    /// The table's fill, per mille.
+    /// The memory in use, per mille: the table's fill while deepening, the budget's share
+    /// the breadth-first pass holds during it.
     pub hashfull: u32,
+    /// What the breadth-first pass has written to disk (MB).
+    pub disk_mb: u64,
 }
 
 impl ProgressEvent {
@@ -47,6 +50,7 @@ impl ProgressEvent {
             nps: p.nps(),
             elapsed_ms: p.elapsed.as_millis() as u64,
             hashfull: p.hashfull,
+            disk_mb: p.disk_bytes >> 20,
         }
     }
 }

@@ -274,8 +274,10 @@ function setSolving(on) {
 function showProgress(p) {
   if (!p.running || p.nodes === 0) return;
   const bound = p.lower_bound === null ? "" : ` 下限 ${p.lower_bound}手`;
+  const disk = p.disk_mb > 0 ? `  ディスク ${p.disk_mb.toLocaleString()} MB` : "";
   $("progress").textContent = `深さ ${p.depth}手${bound}  ${p.nodes.toLocaleString()} 局面  ` +
-    `${Math.round(p.nps / 1000).toLocaleString()} k局面/秒  ${(p.elapsed_ms / 1000).toFixed(1)} 秒`;
+    `${Math.round(p.nps / 1000).toLocaleString()} k局面/秒  ${(p.elapsed_ms / 1000).toFixed(1)} 秒  ` +
+    `メモリ ${(p.hashfull / 10).toFixed(1)}%${disk}`;
 }
 
 function showError(message) {
@@ -413,7 +415,7 @@ function wire() {
     else {
       showError(null);
       if (state.replaying) backToEdit();
-      loadSfen(body.sfen);
+      if (body.sfen) loadSfen(body.sfen);
       setRules(body.rules, body.plies);
     }
     // (Read: a test waits for this.)
