@@ -14,7 +14,7 @@ use crate::usi::command::Command;
 pub type Target = fn(&[u8]);
 
 /// The targets, by name.
-pub const TARGETS: [(&str, Target); 11] = [
+pub const TARGETS: [(&str, Target); 12] = [
     ("sfen", sfen),
     ("position_line", position_line),
     ("bod", bod),
@@ -30,6 +30,7 @@ pub const TARGETS: [(&str, Target); 11] = [
     ("checkpoint", |data| {
         drop(crate::search::read_checkpoint_unchecked(data))
     }),
+    ("serve_request", crate::serve::read_requests),
 ];
 
 /// Runs the target named `name` on `data` (false: no such target).

@@ -271,30 +271,51 @@ async fn parse(body: Result<Bytes, BytesRejection>) -> Response {
         Ok(r) => r,
         Err(message) => return bad_request(message),
     };
-    let text = request.text.trim();
+    match parse_text(&request.text) {
+        Ok(parsed) => Json(parsed).into_response(),
+        Err(message) => bad_request(message),
+    }
+}
+
+/// What `POST /api/parse` answers for `text`, or why not.
+fn parse_text(text: &str) -> Result<Parsed, String> {
+    let text = text.trim();
     let mut named = None;
     let read = problem::parse_problem_and_stipulation(text, Format::Auto, |n| {
         named = n;
         n.unwrap_or(Stipulation::HELPMATE)
     });
     match read {
-        Ok((position, _)) => Json(Parsed {
+        Ok((position, _)) => Ok(Parsed {
             sfen: Some(position.to_sfen()),
             rules: named.map(|s| s.japanese()),
             plies: problem::named_length(text, Format::Auto),
-        })
-        .into_response(),
+        }),
         // A line of rules as Fairy Mate's files and composers print them, with no position:
         // the rules and the length for the board on the page.
         Err(e) => match Stipulation::parse_stated(text) {
-            Ok((stipulation, plies)) if !text.contains('\n') => Json(Parsed {
+            Ok((stipulation, plies)) if !text.contains('\n') => Ok(Parsed {
                 sfen: None,
                 rules: Some(stipulation.japanese()),
                 plies,
-            })
-            .into_response(),
-            _ => bad_request(e.to_string()),
+            }),
+            _ => Err(e.to_string()),
         },
+    }
+}
+
+/// The request readers on any bytes, as the fuzz target `serve_request` runs them (see
+/// `crate::fuzzing`): a solve request made into a job, or a parse request read; each answers
+/// or says why not.
+#[doc(hidden)]
+pub fn read_requests(bytes: &[u8]) {
+    let defaults = EngineConfig::default();
+    let body = || Ok(Bytes::copy_from_slice(bytes));
+    if let Ok(request) = read_body::<SolveRequest>(body()) {
+        drop(job_of(request, &defaults));
+    }
+    if let Ok(request) = read_body::<ParseRequest>(body()) {
+        drop(parse_text(&request.text));
     }
 }
 

@@ -11,6 +11,9 @@ mod api;
 mod engine;
 mod page;
 
+#[doc(hidden)]
+pub use api::read_requests;
+
 use crate::config::EngineConfig;
 use std::net::{IpAddr, SocketAddr};
 
