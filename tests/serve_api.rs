@@ -379,6 +379,30 @@ fn one_solve_at_a_time_and_stop_ends_it_with_what_it_has() {
     assert_eq!((status, &answer["plies"]), (200, &json!(1)));
     let (_, answer) = server.post("/api/stop", "");
     assert_eq!(answer["stopping"], json!(false));
+    // A client that gives up (here a timeout of half a second) stops its search: the next
+    // solve is taken at once.
+    let impatient: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_millis(500)))
+        .build()
+        .into();
+    let gave_up = impatient
+        .post(&format!("{}/api/solve", server.url))
+        .send(long.to_string());
+    assert!(
+        gave_up.is_err(),
+        "the long solve answered within half a second"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, answer) = server.solve(&json!({ "sfen": "4k4/9/4G4/9/9/9/9/9/9 b G 1" }));
+        if status == 200 {
+            assert_eq!(answer["plies"], json!(1));
+            break;
+        }
+        assert_eq!(status, 409, "{answer}");
+        assert!(Instant::now() < deadline, "the abandoned solve still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The first progress event says whether a solve runs (server-sent events).

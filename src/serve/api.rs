@@ -211,7 +211,12 @@ async fn solve(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> R
             )
         }
     }
-    let Ok(report) = answer.await else {
+    // A client that goes away (a closed tab, a script's timeout) stops its search: nobody
+    // would read the answer, and the engine would stay busy for the next one.
+    let mut abandoned = StopWhenDropped(Some(app.engine.clone()));
+    let answer = answer.await;
+    abandoned.0 = None;
+    let Ok(report) = answer else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the search thread has ended",
@@ -245,6 +250,17 @@ async fn solve(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> R
         report,
     };
     Json(answer).into_response()
+}
+
+/// Stops the engine's search when dropped still holding it (see `solve`).
+struct StopWhenDropped(Option<Engine>);
+
+impl Drop for StopWhenDropped {
+    fn drop(&mut self) {
+        if let Some(engine) = &self.0 {
+            engine.stop();
+        }
+    }
 }
 
 /// `POST /api/parse`'s body: any text a problem comes in.

@@ -256,9 +256,12 @@ async function solve() {
     const body = await response.json();
     if (!response.ok) showError(body.error);
     else showAnswer(body);
+    state.progress.close();
+    setSolving(false);
+    // Another page's problem is being solved: this one may stop it.
+    if (response.status === 409) $("stop").disabled = false;
   } catch (e) {
     showError("サーバーに届きません: " + e.message);
-  } finally {
     state.progress.close();
     setSolving(false);
   }
