@@ -63,10 +63,20 @@ fn answer(r: &SearchResult, with_line: bool) -> (Outcome, Counted) {
         },
         other => other.clone(),
     };
-    (
-        outcome,
-        r.solutions.as_ref().map(|s| (s.count, s.lines.clone())),
-    )
+    let solutions = r.solutions.as_ref().map(|s| {
+        let mut lines = s.lines.clone();
+        if !with_line {
+            // Deepening's count follows the mate found first, which threads may find in another
+            // order: a whole count lists the same lines, a capped one as many.
+            if s.complete && s.count < 3 {
+                lines.sort_by_key(|l| format!("{l:?}"));
+            } else {
+                lines.clear();
+            }
+        }
+        (s.count, lines)
+    });
+    (outcome, solutions)
 }
 
 fn check_all(strategy: Strategy, narrow_below: Option<usize>) {
