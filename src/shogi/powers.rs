@@ -315,6 +315,10 @@ fn any_move(
     if let Some(blocks) = blocks {
         sensitive |= blocks;
     }
+    // Under 安南 and 安北 a piece borrows only from its own side: a drop changes the powers of
+    // the dropping side's pieces alone, and on the other side's only blocks lines. So the king
+    // is safe after a drop exactly when it was before or the drop blocks every checker.
+    let lenders_are_friends = matches!(moves, PieceMoves::Annan | PieceMoves::Anhoku);
     for kind in PieceType::HAND {
         if !hand.has(kind) {
             continue;
@@ -335,7 +339,18 @@ fn any_move(
         }
         for to in dests {
             let m = Move::drop(kind, to);
-            let checks = if sensitive.has(to) {
+            let checks = if lenders_are_friends && sensitive.has(to) {
+                // Safe as before, or by blocking; only a check needs the board after the drop.
+                if !(safe_now || blocks.is_some_and(|b| b.has(to))) {
+                    continue;
+                }
+                let needs_check = only == Only::Checks || kind == PieceType::Pawn;
+                let checks = needs_check && checks_after(pos, moves, &After::new(pos, m));
+                if only == Only::Checks && !checks {
+                    continue;
+                }
+                checks
+            } else if sensitive.has(to) {
                 let after = After::new(pos, m);
                 let checks = checks_after(pos, moves, &after);
                 if (only == Only::Checks && !checks) || !keeps_king_safe(pos, moves, &after, m) {
