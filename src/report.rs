@@ -36,6 +36,17 @@ pub enum Verdict {
     NoMate,
 }
 
+/// Game-record formats a solution is written in (see [`crate::shogi::record`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordFormat {
+    /// Kakinoki's KIF: numbered moves with their origins, 打 on every drop.
+    Kif,
+    /// Kakinoki's KI2: moves in Japanese notation.
+    Ki2,
+    /// CSA V2.2.
+    Csa,
+}
+
 impl Verdict {
     /// The composers' word for it.
     pub fn japanese(self) -> &'static str {
@@ -339,6 +350,18 @@ impl Report {
     /// The position solved (none for an input error).
     pub fn position(&self) -> Option<&Position> {
         self.position.as_ref()
+    }
+
+    /// The solution given (the first shortest line) as a game record, when a mate was found.
+    pub fn record(&self, format: RecordFormat) -> Option<String> {
+        use crate::shogi::record;
+        let (line, root) = self.first_line().zip(self.position())?;
+        let started = chrono::Local::now().format("%Y/%m/%d %H:%M:%S").to_string();
+        Some(match format {
+            RecordFormat::Kif => record::to_kif(root, self.stipulation, line, &started),
+            RecordFormat::Ki2 => record::to_ki2(root, self.stipulation, line, &started),
+            RecordFormat::Csa => record::to_csa(root, self.stipulation, line),
+        })
     }
 
     /// The solution given (the first shortest line), when a mate was found.

@@ -56,7 +56,7 @@ pub struct SolveArgs {
     /// Print the solution as a game record GUIs read (KIF, KI2 or CSA) instead of the
     /// report (when there is no solution, the report as usual).
     #[arg(long, value_enum, conflicts_with_all = ["batch", "json", "probe"])]
-    pub output: Option<workbench::RecordFormat>,
+    pub output: Option<crate::report::RecordFormat>,
     /// Print the figures of each breadth-first level on stderr as it finishes (plies,
     /// positions, keys kept, memory, time, moves played, the level's checks, the positions
     /// met again by how many levels after they were first kept and the positions searched

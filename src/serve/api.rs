@@ -10,7 +10,7 @@ use super::engine::{Engine, Job, ProgressEvent, Refused};
 use super::{page, MAX_BODY_BYTES};
 use crate::config::{EngineConfig, MAX_MAX_PLIES, MAX_SOLUTION_LIMIT};
 use crate::problem::{self, Format, Length};
-use crate::report::{Report, Status};
+use crate::report::{RecordFormat, Report, Status};
 use crate::shogi::Stipulation;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -234,13 +234,7 @@ async fn solve(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> R
     let mut positions = plies
         .into_iter()
         .map(|line| line.into_iter().map(|p| p.sfen).collect::<Vec<_>>());
-    let kif = report
-        .first_line()
-        .zip(report.position())
-        .map(|(line, root)| {
-            let started = chrono::Local::now().format("%Y/%m/%d %H:%M:%S").to_string();
-            crate::shogi::record::to_kif(root, report.stipulation, line, &started)
-        });
+    let kif = report.record(RecordFormat::Kif);
     let answer = SolveAnswer {
         positions: positions.next().unwrap_or_default(),
         alternative_positions: positions.collect(),

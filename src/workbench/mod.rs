@@ -41,7 +41,7 @@ pub struct SolveOptions {
     /// `position ...` string, or USI moves from the problem).
     pub probe: Option<String>,
     /// `--output`: the solution as a game record instead of the report.
-    pub output: Option<RecordFormat>,
+    pub output: Option<crate::report::RecordFormat>,
     /// `--levels`: print each breadth-first level's figures on stderr.
     pub levels: bool,
     /// Checkpoints of the breadth-first pass (`--checkpoint`, `--resume`).
@@ -59,29 +59,6 @@ pub struct SolveOptions {
     pub length: Option<Length>,
     /// The length was given on the command line: it stands over what a file states.
     pub length_given: bool,
-}
-
-/// Game-record formats `kyozume solve --output` writes (see [`crate::shogi::record`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RecordFormat {
-    /// Kakinoki's KIF: numbered moves with their origins, 打 on every drop.
-    Kif,
-    /// Kakinoki's KI2: moves in Japanese notation.
-    Ki2,
-    /// CSA V2.2.
-    Csa,
-}
-
-/// The solution of `report` as a game record, when there is one.
-pub fn record_text(report: &Report, position: &Position, format: RecordFormat) -> Option<String> {
-    use crate::shogi::record;
-    let line = report.first_line()?;
-    let started = chrono::Local::now().format("%Y/%m/%d %H:%M:%S").to_string();
-    Some(match format {
-        RecordFormat::Kif => record::to_kif(position, report.stipulation, line, &started),
-        RecordFormat::Ki2 => record::to_ki2(position, report.stipulation, line, &started),
-        RecordFormat::Csa => record::to_csa(position, report.stipulation, line),
-    })
 }
 
 impl SolveOptions {
@@ -335,10 +312,7 @@ fn solve_text(text: &str, options: &SolveOptions) -> u8 {
             return exit::BAD_INPUT;
         }
     }
-    let text = match options
-        .output
-        .and_then(|f| record_text(&report, &position, f))
-    {
+    let text = match options.output.and_then(|format| report.record(format)) {
         Some(record) => record,
         None if options.json => format!("{}\n", report.json()),
         None => report.human(),
