@@ -4,10 +4,10 @@
 
 use crate::problem::Length;
 use crate::search::{Limits, Outcome, Progress, SearchResult, Solver};
-use crate::shogi::capture_rule::chosen_homes;
 use crate::shogi::conditions::CaptureRule;
 use crate::shogi::japanese::line_to_japanese_after;
 use crate::shogi::kif::to_bod;
+use crate::shogi::record::chosen_homes;
 use crate::shogi::{Move, Position, Stipulation};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;

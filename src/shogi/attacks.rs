@@ -5,6 +5,7 @@
 //! the highest; both are a handful of `u128` operations and need no large tables.
 
 use super::bitboard::Bitboard;
+use super::conditions::PieceMoves;
 use super::types::{Color, PieceType, Square};
 
 const fn on_board(f: i32, r: i32) -> bool {
@@ -431,6 +432,22 @@ pub fn legal_ranks(color: Color, kind: PieceType) -> Bitboard {
         _ => 0,
     };
     Bitboard(RELATIVE_RANKS_FROM[color.index()][far])
+}
+
+/// Where an unpromoted piece of `kind` may stand under `moves` (rules.md §4): anywhere under
+/// 安南 and 背面 (a lender behind can always come); under 安北 and 対面 not on the last rank for
+/// pawns, lances and knights; under normal powers the usual ranks.
+pub fn standing_ranks(moves: PieceMoves, color: Color, kind: PieceType) -> Bitboard {
+    match moves {
+        PieceMoves::Normal => legal_ranks(color, kind),
+        PieceMoves::Annan | PieceMoves::Haimen => Bitboard::ALL,
+        PieceMoves::Anhoku | PieceMoves::Taimen => match kind {
+            PieceType::Pawn | PieceType::Lance | PieceType::Knight => {
+                legal_ranks(color, PieceType::Pawn)
+            }
+            _ => Bitboard::ALL,
+        },
+    }
 }
 
 const fn rank_masks() -> [[u128; 3]; 2] {

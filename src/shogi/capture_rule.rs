@@ -1,14 +1,23 @@
 //! What a capture does under キルケ, アンチキルケ and PWC: where the captured piece or the
 //! capturer ends up (docs/fairy.md, "Capture rules"). The position plays it
-//! ([`Position::do_move`]); the generator asks which moves a capture makes (two on file 5 when
+//! (`Position::do_move`); the generator asks which moves a capture makes (two on file 5 when
 //! both homes are empty) and where the capturer ends, for its dead-piece and two-pawn tests.
+//! It reads the board through [`CaptureBoard`], so that the position, which plays captures
+//! by it, stays below it.
 
 use super::attacks::file_mask;
+use super::attacks::standing_ranks;
 use super::bitboard::Bitboard;
 use super::conditions::{CaptureRule, PieceMoves};
-use super::position::Position;
-use super::powers::standing_ranks;
 use super::types::{Color, Move, Piece, PieceType, Square};
+
+/// What the capture rules read of a board (the position implements it).
+pub trait CaptureBoard {
+    fn side_to_move(&self) -> Color;
+    fn piece_at(&self, sq: Square) -> Option<Piece>;
+    fn occupied(&self) -> Bitboard;
+    fn pieces(&self, color: Color, kind: PieceType) -> Bitboard;
+}
 
 /// The capture rule a position plays its captures under, with the piece moves its dead-piece
 /// test follows (a PWC placement may not leave a dead piece).
@@ -101,20 +110,20 @@ fn home_taken(empty: Bitboard, homes: (Square, Option<Square>), m: Move) -> Opti
 /// Squares that count as empty for a home (docs/fairy.md): the capturer's origin is empty,
 /// the capture square is not.
 #[inline]
-fn empty_for_homes(pos: &Position, from: Square) -> Bitboard {
+fn empty_for_homes(pos: &impl CaptureBoard, from: Square) -> Bitboard {
     !(pos.occupied() ^ Bitboard::from_square(from))
 }
 
 /// Has `color` an unpromoted pawn on `file` other than on `except`?
 #[inline]
-fn pawn_on_file(pos: &Position, color: Color, file: u8, except: Square) -> bool {
+fn pawn_on_file(pos: &impl CaptureBoard, color: Color, file: u8, except: Square) -> bool {
     let pawns = pos.pieces(color, PieceType::Pawn) & file_mask(file);
     (pawns & !Bitboard::from_square(except)).is_nonempty()
 }
 
 /// What the capture `m` (a board move onto an enemy piece) does under `setting`, `m`'s
 /// file-5 choice included.
-pub fn aftermath(pos: &Position, setting: CaptureSetting, m: Move) -> Aftermath {
+pub fn aftermath(pos: &impl CaptureBoard, setting: CaptureSetting, m: Move) -> Aftermath {
     let from = m.from();
     let to = m.to();
     let us = pos.side_to_move();
@@ -182,7 +191,7 @@ pub fn aftermath(pos: &Position, setting: CaptureSetting, m: Move) -> Aftermath 
 /// piece there (`stands`: where its kind may stand) and no second pawn on a file it changed
 /// to (`pawn_files`: the files with the mover's pawns).
 pub fn mover_may_end(
-    pos: &Position,
+    pos: &impl CaptureBoard,
     setting: CaptureSetting,
     (m, capture): (Move, bool),
     stands: Bitboard,
@@ -203,37 +212,11 @@ pub fn mover_may_end(
 
 /// Does the capture `m` (without a choice) offer two moves, one for each home of file 5?
 /// Only when both homes are empty and the piece would go there.
-pub fn has_two_choices(pos: &Position, setting: CaptureSetting, m: Move) -> bool {
+pub fn has_two_choices(pos: &impl CaptureBoard, setting: CaptureSetting, m: Move) -> bool {
     if m.to().file() != 4 {
         return false;
     }
     let near = aftermath(pos, setting, m);
     let far = aftermath(pos, setting, m.choosing_far_home());
     near != far
-}
-
-/// For each move of `line` from `root`: the home it chose when it is a capture on file 5 with
-/// both homes empty under キルケ or アンチキルケ (the captured piece's home, or the capturer's),
-/// else None. What JSON's `rebirths` reports.
-pub fn chosen_homes(
-    root: &Position,
-    line: &[Move],
-    setting: CaptureSetting,
-) -> Vec<Option<Square>> {
-    let mut pos = root.clone();
-    pos.set_capture_setting(setting);
-    let mut homes = Vec::with_capacity(line.len());
-    for &m in line {
-        let capture = !m.is_drop() && pos.piece_at(m.to()).is_some();
-        let chosen = (capture
-            && matches!(setting.rule, CaptureRule::Circe | CaptureRule::AntiCirce)
-            && has_two_choices(&pos, setting, m.plain()))
-        .then(|| {
-            let after = aftermath(&pos, setting, m);
-            after.victim_to.map_or(after.capturer_to, |(sq, _)| sq)
-        });
-        homes.push(chosen);
-        pos.do_move(m);
-    }
-    homes
 }

@@ -5,13 +5,13 @@
 //! opponent's, by a piece that is not paralysed. Neither normal shogi nor the power
 //! conditions alone come here.
 
-use super::attacks::{attacks, between, fill_files, promotion_zone};
+use super::attacks::{attacks, between, fill_files, promotion_zone, standing_ranks};
 use super::bitboard::Bitboard;
 use super::capture_rule::{self, CaptureSetting};
 use super::conditions::{CaptureRule, Conditions, Paralysis, PawnDropMate, PieceMoves};
 use super::movegen::MoveList;
 use super::position::Position;
-use super::powers::{reach, reach_from, standing_ranks};
+use super::powers::{reach, reach_from};
 use super::types::{Color, Move, Piece, PieceType, Square};
 
 /// The capture setting a position must play under for `conditions`.

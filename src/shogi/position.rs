@@ -3,7 +3,7 @@
 
 use super::attacks::*;
 use super::bitboard::Bitboard;
-use super::capture_rule::{self, Aftermath, CaptureSetting};
+use super::capture_rule::{self, Aftermath, CaptureBoard, CaptureSetting};
 use super::conditions::CaptureRule;
 use super::types::{Color, Hand, Move, Piece, PieceType, Square};
 use super::zobrist;
@@ -137,6 +137,25 @@ fn pack_hand(hand: Hand) -> u64 {
         shift += width;
     }
     bits
+}
+
+impl CaptureBoard for Position {
+    #[inline]
+    fn side_to_move(&self) -> Color {
+        Position::side_to_move(self)
+    }
+    #[inline]
+    fn piece_at(&self, sq: Square) -> Option<Piece> {
+        Position::piece_at(self, sq)
+    }
+    #[inline]
+    fn occupied(&self) -> Bitboard {
+        Position::occupied(self)
+    }
+    #[inline]
+    fn pieces(&self, color: Color, kind: PieceType) -> Bitboard {
+        Position::pieces(self, color, kind)
+    }
 }
 
 impl Position {

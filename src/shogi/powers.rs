@@ -7,8 +7,8 @@
 //! never comes here; its generator (`movegen`) relies on fixed powers.
 
 use super::attacks::{
-    attacks, between, bishop_pseudo_attacks, fill_files, knight_attacks, legal_ranks,
-    promotion_zone, rook_pseudo_attacks,
+    attacks, between, bishop_pseudo_attacks, fill_files, knight_attacks, promotion_zone,
+    rook_pseudo_attacks, standing_ranks,
 };
 use super::bitboard::Bitboard;
 use super::conditions::{Conditions, PawnDropMate, PieceMoves};
@@ -149,22 +149,6 @@ fn attacked(board: &impl Board, moves: PieceMoves, by: Color, target: Square) ->
             let piece = board.piece_at(sq).expect("a set bit holds a piece");
             reach(board, moves, sq, piece).has(target)
         })
-}
-
-/// Where an unpromoted piece of `kind` may stand under `moves` (rules.md §4): anywhere under
-/// 安南 and 背面 (a lender behind can always come); under 安北 and 対面 not on the last rank for
-/// pawns, lances and knights; under normal powers the usual ranks.
-pub fn standing_ranks(moves: PieceMoves, color: Color, kind: PieceType) -> Bitboard {
-    match moves {
-        PieceMoves::Normal => legal_ranks(color, kind),
-        PieceMoves::Annan | PieceMoves::Haimen => Bitboard::ALL,
-        PieceMoves::Anhoku | PieceMoves::Taimen => match kind {
-            PieceType::Pawn | PieceType::Lance | PieceType::Knight => {
-                legal_ranks(color, PieceType::Pawn)
-            }
-            _ => Bitboard::ALL,
-        },
-    }
 }
 
 /// Is the side to move's king attacked?

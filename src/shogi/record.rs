@@ -13,6 +13,8 @@
 //!   move a line (`+0023KI`, `-1323OU`: origin, destination, the piece after the move), and
 //!   `%TSUMI`.
 
+use super::capture_rule::{self, CaptureSetting};
+use super::conditions::CaptureRule;
 use super::japanese::{self, piece_name};
 use super::kif::{parse_bod_under, to_bod, BodError};
 use super::position::Position;
@@ -496,4 +498,30 @@ pub fn read_csa(text: &str) -> Result<(Position, Vec<Move>), RecordError> {
         moves.push(m);
     }
     Ok((root, moves))
+}
+
+/// For each move of `line` from `root`: the home it chose when it is a capture on file 5 with
+/// both homes empty under キルケ or アンチキルケ (the captured piece's home, or the capturer's),
+/// else None. What JSON's `rebirths` reports.
+pub fn chosen_homes(
+    root: &Position,
+    line: &[Move],
+    setting: CaptureSetting,
+) -> Vec<Option<Square>> {
+    let mut pos = root.clone();
+    pos.set_capture_setting(setting);
+    let mut homes = Vec::with_capacity(line.len());
+    for &m in line {
+        let capture = !m.is_drop() && pos.piece_at(m.to()).is_some();
+        let chosen = (capture
+            && matches!(setting.rule, CaptureRule::Circe | CaptureRule::AntiCirce)
+            && capture_rule::has_two_choices(&pos, setting, m.plain()))
+        .then(|| {
+            let after = capture_rule::aftermath(&pos, setting, m);
+            after.victim_to.map_or(after.capturer_to, |(sq, _)| sq)
+        });
+        homes.push(chosen);
+        pos.do_move(m);
+    }
+    homes
 }

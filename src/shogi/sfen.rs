@@ -1,9 +1,9 @@
 //! SFEN parsing and printing, and USI move notation read against a position.
 
+use super::attacks::standing_ranks;
 use super::capture_rule;
 use super::conditions::CaptureRule;
 use super::position::Position;
-use super::powers::standing_ranks;
 use super::rules::RuleSet;
 use super::types::{Color, Move, Piece, PieceType, Square};
 use thiserror::Error;
