@@ -8,14 +8,13 @@
 use super::attacks::file_mask;
 use super::attacks::standing_ranks;
 use super::bitboard::Bitboard;
+use super::board::Board;
 use super::conditions::{CaptureRule, PieceMoves};
 use super::types::{Color, Move, Piece, PieceType, Square};
 
-/// What the capture rules read of a board (the position implements it).
-pub trait CaptureBoard {
+/// What the capture rules read of a board beyond [`Board`] (the position implements it).
+pub trait CaptureBoard: Board {
     fn side_to_move(&self) -> Color;
-    fn piece_at(&self, sq: Square) -> Option<Piece>;
-    fn occupied(&self) -> Bitboard;
     fn pieces(&self, color: Color, kind: PieceType) -> Bitboard;
 }
 

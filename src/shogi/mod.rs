@@ -2,6 +2,7 @@
 
 pub mod attacks;
 pub mod bitboard;
+pub mod board;
 pub mod capture_moves;
 pub mod capture_rule;
 pub mod conditions;

@@ -3,6 +3,7 @@
 
 use super::attacks::*;
 use super::bitboard::Bitboard;
+use super::board::Board;
 use super::capture_rule::{self, Aftermath, CaptureBoard, CaptureSetting};
 use super::conditions::CaptureRule;
 use super::types::{Color, Hand, Move, Piece, PieceType, Square};
@@ -139,11 +140,7 @@ fn pack_hand(hand: Hand) -> u64 {
     bits
 }
 
-impl CaptureBoard for Position {
-    #[inline]
-    fn side_to_move(&self) -> Color {
-        Position::side_to_move(self)
-    }
+impl Board for Position {
     #[inline]
     fn piece_at(&self, sq: Square) -> Option<Piece> {
         Position::piece_at(self, sq)
@@ -151,6 +148,17 @@ impl CaptureBoard for Position {
     #[inline]
     fn occupied(&self) -> Bitboard {
         Position::occupied(self)
+    }
+    #[inline]
+    fn pieces_of(&self, color: Color) -> Bitboard {
+        Position::pieces_of(self, color)
+    }
+}
+
+impl CaptureBoard for Position {
+    #[inline]
+    fn side_to_move(&self) -> Color {
+        Position::side_to_move(self)
     }
     #[inline]
     fn pieces(&self, color: Color, kind: PieceType) -> Bitboard {

@@ -11,32 +11,11 @@ use super::attacks::{
     rook_pseudo_attacks, standing_ranks,
 };
 use super::bitboard::Bitboard;
+use super::board::Board;
 use super::conditions::{Conditions, PawnDropMate, PieceMoves};
 use super::movegen::MoveList;
 use super::position::Position;
 use super::types::{Color, Move, Piece, PieceType, Square};
-
-/// What the power rules read of a board.
-pub(super) trait Board {
-    fn piece_at(&self, sq: Square) -> Option<Piece>;
-    fn occupied(&self) -> Bitboard;
-    fn pieces_of(&self, color: Color) -> Bitboard;
-}
-
-impl Board for Position {
-    #[inline]
-    fn piece_at(&self, sq: Square) -> Option<Piece> {
-        Position::piece_at(self, sq)
-    }
-    #[inline]
-    fn occupied(&self) -> Bitboard {
-        Position::occupied(self)
-    }
-    #[inline]
-    fn pieces_of(&self, color: Color) -> Bitboard {
-        Position::pieces_of(self, color)
-    }
-}
 
 /// The board of `pos` after a move, without playing it.
 struct After<'a> {
