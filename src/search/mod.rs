@@ -290,14 +290,21 @@ impl Solver {
         // wants them, they cost a short problem's search their page faults (through USI, fresh
         // engines, problems of 0.05-0.1 s at two threads: some runs 40-50 ms slower than the
         // rest).
-        let (table_mb, wanted) = self.helper_plan(threads, false);
+        self.provide_helpers(threads, false, true);
+    }
+
+    /// Makes the helpers a search at `threads` threads gets (see `helper_plan`), their tables'
+    /// pages taken now if `prefault`; returns how many there are (fewer when memory ran out).
+    fn provide_helpers(&mut self, threads: usize, beyond_cores: bool, prefault: bool) -> usize {
+        let (table_mb, wanted) = self.helper_plan(threads, beyond_cores);
         self.helpers.retain(|h| h.table_mb() == table_mb);
         while self.helpers.len() < wanted {
-            match Helper::new(&Position::empty(), table_mb, true) {
+            match Helper::new(table_mb, prefault) {
                 Some(h) => self.helpers.push(h),
                 None => break,
             }
         }
+        wanted.min(self.helpers.len())
     }
 
     /// The helpers' table size (MB) and how many of them a search at `threads` threads gets:
@@ -804,18 +811,11 @@ impl<'s, 'p> Run<'s, 'p> {
         {
             return 0;
         }
-        let (table_mb, wanted) = self
-            .solver
-            .helper_plan(self.limits.threads, self.limits.tuning.helpers_beyond_cores);
-        let helpers = &mut self.solver.helpers;
-        helpers.retain(|h| h.table_mb() == table_mb);
-        while helpers.len() < wanted {
-            match Helper::new(&self.pos, table_mb, false) {
-                Some(h) => helpers.push(h),
-                None => break,
-            }
-        }
-        wanted.min(helpers.len())
+        self.solver.provide_helpers(
+            self.limits.threads,
+            self.limits.tuning.helpers_beyond_cores,
+            false,
+        )
     }
 
     /// One deepening iteration, to the next odd limit of the schedule. Returns the result when

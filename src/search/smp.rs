@@ -83,14 +83,15 @@ impl Helper {
     /// A helper whose own table takes `table_mb` MB, its pages taken now (`prefault`: an engine
     /// at `isready`, so that the first search does not pay the page faults) or as they are
     /// first used (a one-shot solve, which may never need them).
-    pub(super) fn new(root: &Position, table_mb: usize, prefault: bool) -> Option<Helper> {
+    pub(super) fn new(table_mb: usize, prefault: bool) -> Option<Helper> {
         let own = if prefault {
             TranspositionTable::new(table_mb)
         } else {
             TranspositionTable::new_lazy(table_mb)
         };
         Some(Helper {
-            pos: root.clone(),
+            // (Set to the root at each search.)
+            pos: Position::empty(),
             path: PathSet::new(),
             buffers: Buffers::new(),
             own: own.ok()?,
@@ -197,7 +198,7 @@ mod tests {
             for sfen in sfens {
                 let root = Position::from_sfen(sfen).unwrap();
                 let mut shared_table = TranspositionTable::new(4).unwrap();
-                let mut helper = Helper::new(&root, HELPER_TABLE_MB, false).unwrap();
+                let mut helper = Helper::new(HELPER_TABLE_MB, false).unwrap();
                 for depth in (5..=25).step_by(2) {
                     shared_table.begin_iteration();
                     let shared = SharedIteration::new(depth, Goal::Helpmate, true, RuleSet::PLAIN);
