@@ -467,7 +467,7 @@ impl<'a> Iteration<'a> {
             None => self.rules.checks(self.pos, &mut self.buf.moves),
         }
         if self.buf.moves.is_empty() {
-            self.tt.store_fact(key, NEVER, None);
+            self.tt.store_frontier_fact(key, NEVER, None);
             return NodeResult::fact(NEVER);
         }
         // A mated position is never on the path (path positions all had a move), so no
@@ -489,7 +489,7 @@ impl<'a> Iteration<'a> {
             return NodeResult::fact(1);
         }
         // Every check leaves an evasion, so a mate needs at least 1 + 2 more plies.
-        self.tt.store_fact(key, 3, single);
+        self.tt.store_frontier_fact(key, 3, single);
         NodeResult::fact(3)
     }
 
@@ -502,7 +502,7 @@ impl<'a> Iteration<'a> {
             None => self.rules.legal(self.pos, &mut self.buf.moves),
         }
         if self.buf.moves.is_empty() {
-            self.tt.store_fact(key, NEVER, None);
+            self.tt.store_frontier_fact(key, NEVER, None);
             return NodeResult::fact(NEVER);
         }
         // Only a reply that checks can mate.
@@ -514,7 +514,7 @@ impl<'a> Iteration<'a> {
             return NodeResult::fact(1);
         }
         // No move mates: the goal needs at least this move, a check and a mating move.
-        self.tt.store_fact(key, 3, single);
+        self.tt.store_frontier_fact(key, 3, single);
         NodeResult::fact(3)
     }
 

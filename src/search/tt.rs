@@ -449,6 +449,18 @@ impl TranspositionTable {
     /// Records a fact: no helpmate from the position is shorter than `lb` plies, and `single`,
     /// if given, is its only live move. Known bounds are never lowered.
     pub fn store_fact(&self, key: u128, lb: u32, single: Option<Move>) {
+        self.store_fact_counted(key, lb, single, true);
+    }
+
+    /// [`store_fact`](Self::store_fact) for a position at the line's last move, whose fact is
+    /// found again by generating its moves once: it may take a slot but never makes the region
+    /// grow. Counted, the last ply's facts doubled the region of a bounded search for little:
+    /// u54_2NP (受先ばか詰, none within 8) 63 MB against 20, +0.1% nodes, 0.49 s against 0.385.
+    pub fn store_frontier_fact(&self, key: u128, lb: u32, single: Option<Move>) {
+        self.store_fact_counted(key, lb, single, false);
+    }
+
+    fn store_fact_counted(&self, key: u128, lb: u32, single: Option<Move>, grows: bool) {
         let (mv, flags) = match single {
             Some(m) => (m, FLAG_SINGLE),
             None => (Move::NULL, 0),
@@ -476,7 +488,9 @@ impl TranspositionTable {
         } else {
             let slot = self.victim(key);
             self.write(key, slot, Data::new(lb, mv, self.epoch, flags, 0));
-            self.count_insert();
+            if grows {
+                self.count_insert();
+            }
         }
     }
 
@@ -726,6 +740,27 @@ mod tests {
         assert_eq!(*tt.active.get_mut(), FIRST_ACTIVE_CLUSTERS);
         assert!((0..1000u128).all(|i| tt.probe(key(i)).is_none()));
         assert!(tt.words.as_slice().iter().all(|&w| w == 0));
+    }
+
+    #[test]
+    fn the_last_plys_facts_never_make_the_region_grow() {
+        let mut tt = TranspositionTable::new_lazy(4).unwrap();
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+        let slots = FIRST_ACTIVE_CLUSTERS * ENTRIES_PER_CLUSTER;
+        for i in 0..slots as u128 {
+            tt.store_frontier_fact(key(i), 3, None);
+        }
+        assert_eq!(*tt.active.get_mut(), FIRST_ACTIVE_CLUSTERS);
+        // They take slots all the same: most of the last of them are there to be found.
+        let found = (slots as u128 - 1000..slots as u128)
+            .filter(|&i| tt.probe(key(i)).is_some_and(|p| p.lb == 3))
+            .count();
+        assert!(found > 500, "{found}");
+        // As many other facts make it grow.
+        for i in 0..slots as u128 {
+            tt.store_fact(key(i + (1 << 40)), 5, None);
+        }
+        assert!(*tt.active.get_mut() > FIRST_ACTIVE_CLUSTERS);
     }
 
     /// Four threads store and probe overlapping keys while the region doubles under them:
