@@ -8,6 +8,7 @@
 //! by playing the move and looking at the opponent's king.
 
 use kyozume::shogi::attacks::{attacks, legal_ranks, promotion_zone};
+use kyozume::shogi::conditions::Plain;
 use kyozume::shogi::movegen::{self, MoveList};
 use kyozume::shogi::{Color, Move, Piece, PieceType, Position, Square};
 use rand::{Rng, SeedableRng};
@@ -27,6 +28,7 @@ struct Coverage {
     mating_checks: usize,
     checks_kept_by_flights: usize,
     checks_dropped_by_flights: usize,
+    pawn_drop_checks_left_out: usize,
 }
 
 fn king_safe_after(pos: &mut Position, m: Move) -> bool {
@@ -199,6 +201,25 @@ fn check_position(pos: &mut Position, cov: &mut Coverage) -> Vec<Move> {
         .filter(|&m| reference_gives_check(pos, m))
         .collect();
     assert_eq!(fast_checks, ref_checks, "checks differ in {sfen}");
+    // The last ply's checks: every check that mates is among them, every pawn drop left out
+    // is said to be (the reference's pawn drops are legal ones, none of them a mate).
+    let mut may_mate = MoveList::new();
+    let left_out = movegen::checks_that_may_mate_under::<Plain>(pos, &mut may_mate);
+    let may_mate = as_set(&may_mate, "checks that may mate", pos);
+    let pawn_drop = |m: &Move| m.is_drop() && m.dropped() == PieceType::Pawn;
+    let not_pawn_drops: BTreeSet<Move> = ref_checks
+        .iter()
+        .copied()
+        .filter(|m| !pawn_drop(m))
+        .collect();
+    assert_eq!(
+        may_mate, not_pawn_drops,
+        "checks that may mate differ in {sfen}"
+    );
+    if ref_checks.iter().any(pawn_drop) {
+        assert!(left_out, "a pawn-drop check left out unsaid in {sfen}");
+        cov.pawn_drop_checks_left_out += 1;
+    }
     // The flight-square filter of the mate-in-one test never throws away a mating check.
     let flights = movegen::KingFlights::of(pos);
     for &m in &ref_checks {
@@ -391,7 +412,8 @@ fn generators_match_reference_from_sparse_positions() {
             && cov.checkmates > 50
             && cov.no_king_for_mover > 1000
             && cov.mating_checks > 100
-            && cov.checks_dropped_by_flights > 1000,
+            && cov.checks_dropped_by_flights > 1000
+            && cov.pawn_drop_checks_left_out > 100,
         "{cov:?}"
     );
 }

@@ -857,7 +857,8 @@ impl<'s, 'p> Run<'s, 'p> {
             stipulation.goal,
             root_attacker,
             self.limits.stipulation.rules(),
-        );
+        )
+        .with_bound((self.limits.max_plies.is_some() && self.best.is_none()).then_some(bound));
         // Helpers take turns: odd ones search this iteration in their own order (racing the
         // main search to a mate), even ones `i` plies deeper (proving the next iterations'
         // facts ahead, which prune more in this one).
@@ -899,7 +900,7 @@ impl<'s, 'p> Run<'s, 'p> {
             let mut it = Iteration::new(
                 main_pos, tt, path, buffers, depth, nodes, budget, interrupt, &mut tick,
             );
-            it.for_problem(stipulation.goal, root_attacker, shared.rules);
+            shared.ready(&mut it, depth);
             let result = it.root();
             over.store(true, Ordering::Relaxed);
             (result, it.nodes, it.abort, it.best.take())

@@ -57,6 +57,8 @@ pub(super) struct SharedIteration {
     pub(super) mate_line: parking_lot::Mutex<Option<Vec<Move>>>,
     /// Nodes searched by the helpers.
     pub(super) helper_nodes: AtomicU64,
+    /// The stated bound, while no solution is known: an iteration to it is the last.
+    pub(super) bound: Option<u32>,
 }
 
 impl SharedIteration {
@@ -75,6 +77,20 @@ impl SharedIteration {
             mate_found: AtomicBool::new(false),
             mate_line: parking_lot::Mutex::new(None),
             helper_nodes: AtomicU64::new(0),
+            bound: None,
+        }
+    }
+
+    /// The same, under a stated bound of `bound` plies (see [`SharedIteration::bound`]).
+    pub(super) fn with_bound(self, bound: Option<u32>) -> SharedIteration {
+        SharedIteration { bound, ..self }
+    }
+
+    /// Readies `it`, searching to `depth`, for the problem.
+    pub(super) fn ready(&self, it: &mut Iteration, depth: u32) {
+        it.for_problem(self.goal, self.root_attacker, self.rules);
+        if self.bound == Some(depth) {
+            it.at_the_bound();
         }
     }
 }
@@ -153,7 +169,7 @@ impl Helper {
             &mut tick,
         );
         it.as_helper(own, seed, &shared.helper_nodes);
-        it.for_problem(shared.goal, shared.root_attacker, shared.rules);
+        shared.ready(&mut it, depth);
         it.root();
         shared
             .helper_nodes

@@ -535,6 +535,34 @@ pub fn checks(pos: &Position, list: &mut MoveList) {
 
 /// All legal moves under the rules `R` that give check to the opponent's king.
 pub fn checks_under<R: Rules>(pos: &Position, list: &mut MoveList) {
+    push_checks::<R>(pos, true, list);
+}
+
+/// The checks of [`checks_under`] that may mate at once: all of them but pawn drops where a
+/// pawn-drop mate is illegal (such a drop either leaves an evasion or is illegal). For the last
+/// ply of a line, where only a mate counts: a pawn-drop check cost its own mate test in the
+/// generator and then a second one (by the defender's king moves) in the search. Returns
+/// whether a pawn-drop check was left out (or may have been: its legality is not decided).
+pub fn checks_that_may_mate_under<R: Rules>(pos: &Position, list: &mut MoveList) -> bool {
+    let pawn_drops = R::PAWN_DROP_MATE == PawnDropMate::Allowed;
+    push_checks::<R>(pos, pawn_drops, list);
+    !pawn_drops && may_check_by_pawn_drop(pos)
+}
+
+/// Whether the side to move has a pawn in hand and an empty square to drop it on, checking,
+/// not doubling its pawns (the drop may still be an illegal mate).
+fn may_check_by_pawn_drop(pos: &Position) -> bool {
+    let us = pos.side_to_move();
+    let Some(king) = pos.king(!us) else {
+        return false;
+    };
+    let squares = pawn_attacks(!us, king) & !pos.occupied() & legal_ranks(us, PieceType::Pawn);
+    pos.hand(us).has(PieceType::Pawn) && !(squares & !pawn_files(pos, us)).is_empty()
+}
+
+/// The legal checks, pawn drops among them if `pawn_drops`.
+#[inline(always)]
+fn push_checks<R: Rules>(pos: &Position, pawn_drops: bool, list: &mut MoveList) {
     // Bound by reference: moving the 272-byte value out of the `Option` was a `memcpy` call
     // on every generation (2% of a breadth-first pass).
     let check_info = pos.check_info();
@@ -547,7 +575,8 @@ pub fn checks_under<R: Rules>(pos: &Position, list: &mut MoveList) {
         let mut all = MoveList::new();
         evasions_under::<R>(pos, &mut all);
         for &m in all.iter() {
-            if gives_check_with(pos, ci, m) {
+            let pawn_drop = m.is_drop() && m.dropped() == PieceType::Pawn;
+            if (pawn_drops || !pawn_drop) && gives_check_with(pos, ci, m) {
                 list.push(m);
             }
         }
@@ -576,7 +605,15 @@ pub fn checks_under<R: Rules>(pos: &Position, list: &mut MoveList) {
             push_king_moves(pos, &ctx, k, !line(ci.king, k), list);
         }
     }
-    push_drops::<R>(pos, &ctx, |kind| ci.squares[kind.index()], list);
+    push_drops::<R>(
+        pos,
+        &ctx,
+        |kind| match kind {
+            Pawn if !pawn_drops => Bitboard::EMPTY,
+            _ => ci.squares[kind.index()],
+        },
+        list,
+    );
 }
 
 /// Narrows `moves`, the moves the side to move in `pos` may otherwise play (for the attacker its

@@ -138,6 +138,23 @@ impl RuleSet {
         self.narrow(pos, list);
     }
 
+    /// The attacker's checks that may mate at once: [`RuleSet::checks`], less (under plain
+    /// piece powers, where the captures rule does not narrow and a pawn-drop mate is illegal)
+    /// the pawn drops, none of which mates legally. Returns whether a check may have been left
+    /// out: then `list` may be empty while `checks` is not.
+    #[inline]
+    pub fn checks_that_may_mate(self, pos: &Position, list: &mut MoveList) -> bool {
+        if self.fixed_powers()
+            && !self.drop_mate_allowed()
+            && self.conditions.captures == Captures::Free
+        {
+            movegen::checks_that_may_mate_under::<Plain>(pos, list)
+        } else {
+            self.checks(pos, list);
+            false
+        }
+    }
+
     /// Every legal move, narrowed by the captures rule.
     #[inline]
     pub fn legal(self, pos: &Position, list: &mut MoveList) {
