@@ -286,8 +286,15 @@ impl<'a> Iteration<'a> {
 
     /// Generates the children (checks for the attacker, evasions for the defender, or just the
     /// remembered single live move) into a new window of `buf.children`, each with the bound
-    /// known for it, lowest bound first; returns the window's start.
-    fn expand(&mut self, attacker: bool, single: Option<Move>, order_by_replies: bool) -> usize {
+    /// known for it if `look_up` (else 0, and only its table line loaded), lowest bound first;
+    /// returns the window's start.
+    fn expand(
+        &mut self,
+        attacker: bool,
+        single: Option<Move>,
+        order_by_replies: bool,
+        look_up: bool,
+    ) -> usize {
         let list = &mut self.buf.moves;
         list.clear();
         match single {
@@ -310,7 +317,12 @@ impl<'a> Iteration<'a> {
                 replies: 0,
             });
         }
-        for i in start..self.buf.children.len() {
+        let looked_up = if look_up {
+            start
+        } else {
+            self.buf.children.len()
+        };
+        for i in looked_up..self.buf.children.len() {
             if let Some(p) = self.probe(self.buf.children[i].key) {
                 let child = &mut self.buf.children[i];
                 child.lb = p.lb;
@@ -380,7 +392,14 @@ impl<'a> Iteration<'a> {
         // (0.65 s to 0.05 s); ordering at plies 0-2, or wherever 5 plies remain, cost the 13-ply
         // reference problem more than it saved.
         let order_by_replies = !SELF && attacker && ply == 0 && remaining >= 5;
-        let start = self.expand(attacker, single, order_by_replies);
+        // The other side's children within three plies of the limit are not looked up here, only
+        // their table lines loaded: each child looks itself up when its turn comes (the same
+        // answer, the line by then in the cache, where all of them at once made this node wait
+        // for the first). Their order, by bound, matters little there: the scorer's moves
+        // decide. Measured on the bushy set 10% less time (+18% nodes counted, the children
+        // entered only to be looked up), on 受先ばか詰 "none within 8" 4-23% less, HS# the same.
+        let look_up_children = scorer || remaining > 3;
+        let start = self.expand(attacker, single, order_by_replies, look_up_children);
         let end = self.buf.children.len();
         if start == end {
             // No move: the goal if this side is checkmated and not the scorer (H#: the
