@@ -743,7 +743,7 @@ mod tests {
     }
 
     #[test]
-    fn the_last_plys_facts_never_make_the_region_grow() {
+    fn cheap_facts_never_make_the_region_grow() {
         let mut tt = TranspositionTable::new_lazy(4).unwrap();
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
         let slots = FIRST_ACTIVE_CLUSTERS * ENTRIES_PER_CLUSTER;
