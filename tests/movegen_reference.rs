@@ -206,17 +206,16 @@ fn check_position(pos: &mut Position, cov: &mut Coverage) -> Vec<Move> {
     let mut may_mate = MoveList::new();
     let left_out = movegen::checks_that_may_mate_under::<Plain>(pos, &mut may_mate);
     let may_mate = as_set(&may_mate, "checks that may mate", pos);
-    let pawn_drop = |m: &Move| m.is_drop() && m.dropped() == PieceType::Pawn;
     let not_pawn_drops: BTreeSet<Move> = ref_checks
         .iter()
         .copied()
-        .filter(|m| !pawn_drop(m))
+        .filter(|m| !m.is_pawn_drop())
         .collect();
     assert_eq!(
         may_mate, not_pawn_drops,
         "checks that may mate differ in {sfen}"
     );
-    if ref_checks.iter().any(pawn_drop) {
+    if ref_checks.iter().any(|m| m.is_pawn_drop()) {
         assert!(left_out, "a pawn-drop check left out unsaid in {sfen}");
         cov.pawn_drop_checks_left_out += 1;
     }

@@ -575,8 +575,7 @@ fn push_checks<R: Rules>(pos: &Position, pawn_drops: bool, list: &mut MoveList) 
         let mut all = MoveList::new();
         evasions_under::<R>(pos, &mut all);
         for &m in all.iter() {
-            let pawn_drop = m.is_drop() && m.dropped() == PieceType::Pawn;
-            if (pawn_drops || !pawn_drop) && gives_check_with(pos, ci, m) {
+            if (pawn_drops || !m.is_pawn_drop()) && gives_check_with(pos, ci, m) {
                 list.push(m);
             }
         }

@@ -129,7 +129,7 @@ fn any_move(
     let mut try_move = |m: Move| -> bool {
         board.do_move(m);
         let mut ok = !king_attacked(&board, conditions, us);
-        if ok && (only == Only::Checks || (m.is_drop() && m.dropped() == PieceType::Pawn)) {
+        if ok && (only == Only::Checks || m.is_pawn_drop()) {
             let checks = king_attacked(&board, conditions, !us);
             ok = match only {
                 Only::Checks => checks,
@@ -138,8 +138,7 @@ fn any_move(
             // A pawn drop that mates is illegal unless 打歩詰可.
             if ok
                 && checks
-                && m.is_drop()
-                && m.dropped() == PieceType::Pawn
+                && m.is_pawn_drop()
                 && conditions.pawn_drop_mate == PawnDropMate::Illegal
                 && !has_legal(&board, conditions)
             {

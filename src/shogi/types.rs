@@ -473,6 +473,12 @@ impl Move {
         PieceType::from_valid((self.origin_bits() - Move::DROP_BASE) as u8)
     }
 
+    /// A pawn drop (the one move the 打歩詰 rule judges).
+    #[inline]
+    pub fn is_pawn_drop(self) -> bool {
+        self.is_drop() && self.dropped() == PieceType::Pawn
+    }
+
     #[inline]
     pub const fn is_promotion(self) -> bool {
         self.0 & Move::PROMOTE != 0
