@@ -1,8 +1,10 @@
 //! The key store: which positions the pass has met. A key is checked and kept for every child
 //! the pass makes, so this is where its memory and most of its time go.
 //!
-//! - `set.rs`: the set of keys seen, in shards of open-addressed slots, growing within the
-//!   pass's budget; threads each own some shards.
+//! - `set.rs`: the set of keys seen, in shards, growing within the pass's budget; threads each
+//!   own some shards.
+//! - `table.rs`: a shard's table, buckets of one cache line (a look-up reads one line, most
+//!   often).
 //! - `frozen.rs`: the keys packed into sorted buckets once memory runs short (about 8 bytes a
 //!   key instead of 17).
 //! - `forgetting.rs`: which levels' keys are let go of once old, and when.
@@ -16,6 +18,7 @@ pub(super) mod frozen;
 pub(super) mod level_filter;
 pub(super) mod level_index;
 mod set;
+mod table;
 
 pub(crate) use set::{
     owner_of, owner_of_key, place_among_owned, shard_of, shards_of, FrozenLookUp, Grown, KeyMap,

@@ -7,18 +7,17 @@ use super::forgetting::{
     Clock, Forgetting, FreezeAt, Span, Tag, Term, KEPT_FOR_GOOD_EVERY, KEPT_SHORT_AT_LEAST,
 };
 use super::frozen::{merged, FrozenKeys, VALUE_BITS};
-use crate::search::memory::ZeroedTable;
-use bytemuck::{Pod, Zeroable};
+use super::table::{Inserted, KeyTable, Slot, BUCKET_BYTES, BUCKET_SLOTS, EXT_BITS, EXT_MASK};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// An insert-only set of 128-bit keys: 64 open-addressing tables (linear probing) chosen by the
+/// An insert-only set of 128-bit keys: 64 tables of one-line buckets (`table.rs`) chosen by the
 /// key's top 6 bits, each storing the key's low 64 bits in one word and 10 more bits beside it
-/// (80 bits in all), and growing by half on its own when 70% full (by less near the budget,
-/// see `FULL_PERCENT`), so memory stays near 10 / 0.58 bytes a key and growing never needs twice
-/// the whole set. Keys equal in those 80 bits count as one: for the 1.45 * 10^9 keys of the
+/// (80 bits in all), and growing by half on its own when 74% full (by less near the budget,
+/// see `FULL_PERCENT`), so memory stays near 64 / 6 / 0.61 bytes a key and growing never needs
+/// twice the whole set. Keys equal in those 80 bits count as one: for the 1.45 * 10^9 keys of the
 /// 6,935-ply problem the chance of any such pair is about 10^-6 (and a lost position could only
 /// make the answer longer, never wrong as a line). An all-zero word is an empty slot, so a key
 /// whose low 64 bits are zero is kept as a stand-in made of its high bits.
@@ -41,7 +40,7 @@ pub(crate) struct KeySet {
 /// shards owned by different threads never share one.
 #[repr(align(128))]
 pub(crate) struct Shard {
-    table: ZeroedTable<Slot>,
+    table: KeyTable,
     /// Keys frozen, each with its tag (an `Entry`): one set, so that a look-up reads one
     /// bucket (two sets, for good and the rest, took two more loads a look-up).
     frozen: Option<FrozenKeys>,
@@ -77,51 +76,33 @@ impl Tally {
     }
 }
 
-/// A slot of a shard's table: a key's word (`stored`), and beside it its 10 further bits with
-/// its `Tag` above them (`ext`); all zero when empty. Packed, ten bytes end to end, so that a
-/// probe finds a word's further bits on the line it read the word from (but for a slot
-/// straddling two lines); the words and the further bits in two tables took a line from each.
-#[repr(C, packed)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct Slot {
-    word: u64,
-    ext: u16,
-}
-
-/// Bytes a slot takes: the word and its extension.
-const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
-const _: () = assert!(SLOT_BYTES == 10);
 const SHARD_BITS: u32 = 6;
-/// The bits kept beside the word (see `Slot`).
-const EXT_BITS: u32 = VALUE_BITS - 64;
-const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
 const _: () = assert!(
     EXT_BITS + Tag::BITS <= u16::BITS,
     "a key's tag fits beside its bits"
 );
-/// How far past its home slot's first byte a look-up's probe most often reads (four slots: at
-/// the table's load of 47-70% a look-up that misses reads 2-6 slots, about three at the usual
-/// 58%; one that hits, fewer), and a cache line.
-const PROBE_REACH_BYTES: usize = 4 * SLOT_BYTES - 1;
-const LINE_BYTES: usize = 64;
-/// A shard grows once this full, in percent: by half while memory is ample...
-const FULL_PERCENT: usize = 70;
+/// A shard grows once this full, in percent (of its slots): by half while memory is ample...
+/// At 74% a quarter of the buckets have passed keys on (see `table.rs`); the bytes a key are
+/// those of ten-byte slots end to end grown at 70% (森茂 1461: 18.0 bytes a key on average over
+/// its levels, against 17.9; 18.9 grown at 70%).
+const FULL_PERCENT: usize = 74;
 /// ...(room for this many shards of its size to grow by half), else by a sixteenth; and when
 /// not even that fits and no more memory is to be had, it fills up to `CRAMMED_PERCENT`
-/// (probes get longer, but the pass goes on). The shards reach 70% at about the same time:
+/// (probes get longer, but the pass goes on). The shards reach 74% at about the same time:
 /// growing them all by half near the budget had 加藤徹 6935 give up at 6,369 of its 6,935 plies
 /// with a fifth of its memory unused, and growing by half while it fitted, then filling, at
 /// 6,767 plies with shards grown last still half empty.
 const AMPLE_SHARDS: usize = 32;
 /// A shard this full (per cent) may be grown ahead of its insertions (see `Shard::grown_ahead`).
-const AHEAD_PERCENT: usize = 65;
+const AHEAD_PERCENT: usize = 69;
 const CRAMMED_PERCENT: usize = 90;
 /// A freeze must free at least this fraction (1 / n) of the set's bytes...
 const MIN_FREEZE_SAVING: usize = 8;
 /// ...or, when even keys kept for less time would not free that much, this fraction: a
 /// freeze rebuilds every frozen key (some 25 s for 加藤徹 162a's 6 GB), but the shards
-/// crammed instead (filled to `CRAMMED_PERCENT`, a look-up that misses reading some 50
-/// slots) made its levels 3-10 times slower until the next freeze, 20 levels later.
+/// crammed instead (filled to `CRAMMED_PERCENT`; with the slots end to end, a look-up that
+/// missed read some 50) made its levels 3-10 times slower until the next freeze, 20 levels
+/// later.
 const LAST_FREEZE_SAVING: usize = 32;
 /// A freeze asks whether to stop every this many slots or keys (some milliseconds).
 const STOP_POLL: usize = 1 << 20;
@@ -154,12 +135,6 @@ pub(crate) enum FrozenLookUp {
 #[inline]
 fn value_of(word: u64, ext: u16) -> u128 {
     (word as u128) << EXT_BITS | (ext & EXT_MASK) as u128
-}
-
-#[inline]
-fn home(stored: u64, len: usize) -> usize {
-    // Multiply-shift: any table size, no modulo.
-    ((stored as u128 * len as u128) >> 64) as usize
 }
 
 /// The thread of `owners` that inserts into shard `shard` when several insert at once: each
@@ -231,11 +206,11 @@ fn write_set(
 }
 
 impl Shard {
-    const FIRST_SLOTS: usize = 16;
+    const FIRST_BUCKETS: usize = 3;
 
     fn new(census: Option<Arc<Census>>, clock: Arc<Clock>) -> Shard {
         Shard {
-            table: ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table"),
+            table: KeyTable::new(Self::FIRST_BUCKETS).expect("a small key table"),
             frozen: None,
             spans: [None; Tag::TRANSIENT],
             since: 0,
@@ -275,7 +250,7 @@ impl Shard {
     }
 
     fn bytes(&self) -> usize {
-        self.table.len() * SLOT_BYTES + self.frozen_bytes()
+        self.table.bytes() + self.frozen_bytes()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -353,7 +328,7 @@ impl Shard {
         let after = match self.frozen_after(&self.spans_after(at, true)) {
             0 => 0,
             keys => FrozenKeys::bytes_for_tagged(keys, Tag::BITS),
-        } + Self::FIRST_SLOTS * SLOT_BYTES;
+        } + Self::FIRST_BUCKETS * BUCKET_BYTES;
         self.bytes().saturating_sub(after)
     }
 
@@ -382,7 +357,7 @@ impl Shard {
         };
         self.frozen = (set.len() > 0).then_some(set);
         self.spans = spans;
-        self.table = ZeroedTable::new(Self::FIRST_SLOTS).expect("a small key table");
+        self.table = KeyTable::new(Self::FIRST_BUCKETS).expect("a small key table");
         self.tally = Tally::EMPTY;
         self.since = at.level;
         true
@@ -403,51 +378,14 @@ impl Shard {
         merged(old.filter(kept), entries.iter().copied().filter(kept))
     }
 
-    /// The table's keys as entries, ascending; `None` if `stop` said so first. No sort of the
-    /// whole table is needed: a word's home slot grows with the word (`home`) and linear
-    /// probing only moves it forward within its cluster (the slots between two empty ones), so
-    /// each cluster's words are below the next cluster's, and sorting every cluster on its own
-    /// sorts them all (a freeze of 1.2 G keys took some 20 s with one sort a shard). The one
-    /// cluster that runs past the table's end into its first slots is taken together: the
-    /// words it left there (homes above their slots) go last, with the words at the end.
+    /// The table's keys as entries, ascending; `None` if `stop` said so first (see
+    /// `KeyTable::sorted_entries`).
     fn sorted_entries(&self, stop: &dyn Fn() -> bool) -> Option<Vec<Entry>> {
-        if stop() {
-            return None;
-        }
-        let table = self.table.as_slice();
-        let entry = |slot: usize| -> Entry {
-            let Slot { word, ext } = table[slot];
+        let entry = |Slot { word, ext }: Slot| -> Entry {
             value_of(word, ext) << Tag::BITS | u128::from(ext >> EXT_BITS)
         };
-        let len = table.len();
-        let mut entries = Vec::with_capacity(self.tally.len);
-        let mut wrapped = Vec::new();
-        let mut slot = 0;
-        while slot < len && { table[slot].word } != 0 {
-            if home(table[slot].word, len) > slot {
-                wrapped.push(entry(slot));
-            } else {
-                entries.push(entry(slot));
-            }
-            slot += 1;
-        }
-        let mut cluster = 0;
-        for (slot, found) in table.iter().enumerate().skip(slot) {
-            if slot % STOP_POLL == STOP_POLL - 1 && stop() {
-                return None;
-            }
-            if { found.word } != 0 {
-                entries.push(entry(slot));
-                continue;
-            }
-            if entries.len() - cluster > 1 {
-                entries[cluster..].sort_unstable();
-            }
-            cluster = entries.len();
-        }
-        entries.extend(wrapped);
-        entries[cluster..].sort_unstable();
-        Some(entries)
+        let poll = (STOP_POLL / BUCKET_SLOTS).max(1);
+        self.table.sorted_entries(entry, self.tally.len, poll, stop)
     }
 
     /// Writes the shard's keys (see `KeySet::write_values`): the number of tags of keys kept
@@ -486,19 +424,7 @@ impl Shard {
     /// Whether the table holds `key` (not looking at the frozen keys).
     #[inline]
     fn in_table(&self, key: u128) -> bool {
-        let word = stored(key);
-        let ext = ext_of(key);
-        let table = self.table.as_slice();
-        let len = table.len();
-        let mut i = home(word, len);
-        let known = loop {
-            let Slot { word: w, ext: e } = table[i];
-            match w {
-                0 => break false,
-                w if w == word && e & EXT_MASK == ext => break true,
-                _ => i = if i + 1 == len { 0 } else { i + 1 },
-            }
-        };
+        let known = self.table.contains(stored(key), ext_of(key));
         if known {
             self.met_again(key);
         }
@@ -546,42 +472,28 @@ impl Shard {
         );
         let word = stored(key);
         let ext = ext_of(key);
-        let size = self.table.len();
-        if (self.tally.len + 1) * 100 > size * FULL_PERCENT {
+        let size = self.table.buckets();
+        if (self.tally.len + 1) * 100 > self.table.slots() * FULL_PERCENT {
             match self.bigger(*allowance) {
                 Some(bigger) => {
                     self.grow(bigger)?;
-                    *allowance -= (bigger - size) * SLOT_BYTES;
+                    *allowance -= (bigger - size) * BUCKET_BYTES;
                 }
-                None if cram && (self.tally.len + 1) * 100 <= size * CRAMMED_PERCENT => {}
+                None if cram
+                    && (self.tally.len + 1) * 100 <= self.table.slots() * CRAMMED_PERCENT => {}
                 None => return Err(()),
             }
         }
         let tag = self.clock.tag_now();
-        let table = self.table.as_mut_slice();
-        let len = table.len();
-        let mut i = home(word, len);
-        let new = loop {
-            let Slot { word: w, ext: e } = table[i];
-            match w {
-                0 if frozen == FrozenLookUp::Needed
-                    && frozen_holds(&self.frozen, value_of(word, ext)) =>
-                {
-                    break false
-                }
-                0 => {
-                    table[i] = Slot {
-                        word,
-                        ext: ext | (tag.bits() as u16) << EXT_BITS,
-                    };
-                    self.tally.len += 1;
-                    self.tally.by_tag[tag.index()] += 1;
-                    break true;
-                }
-                w if w == word && e & EXT_MASK == ext => break false,
-                _ => i = if i + 1 == len { 0 } else { i + 1 },
-            }
-        };
+        let frozen_set = &self.frozen;
+        let elsewhere =
+            || frozen == FrozenLookUp::Needed && frozen_holds(frozen_set, value_of(word, ext));
+        let above = (tag.bits() as u16) << EXT_BITS;
+        let new = self.table.insert(word, ext, above, elsewhere) == Inserted::New;
+        if new {
+            self.tally.len += 1;
+            self.tally.by_tag[tag.index()] += 1;
+        }
         match (&self.census, new) {
             (Some(census), true) => census.kept(key),
             (Some(census), false) => census.met_again(key),
@@ -594,10 +506,10 @@ impl Shard {
     /// memory is ample, else by a sixteenth (see `AMPLE_SHARDS`); `None` if even that does not
     /// fit (while growing, the old and the new table exist together).
     fn bigger(&self, allowance: usize) -> Option<usize> {
-        let size = self.table.len();
-        let ample = allowance / AMPLE_SHARDS >= size * SLOT_BYTES;
-        let bigger = size + if ample { size / 2 } else { size / 16 };
-        Some(bigger).filter(|b| (size + b) * SLOT_BYTES <= allowance)
+        let size = self.table.buckets();
+        let ample = allowance / AMPLE_SHARDS >= self.table.bytes();
+        let bigger = size + if ample { size / 2 } else { size / 16 }.max(1);
+        Some(bigger).filter(|b| (size + b) * BUCKET_BYTES <= allowance)
     }
 
     /// A shard nearly full (`AHEAD_PERCENT`) made again bigger, as it would grow at its next
@@ -605,16 +517,16 @@ impl Shard {
     /// reads the shard, so its owner can do it while other threads look keys up in it, and put
     /// it in before it inserts again (see [`Shard::put_grown`]).
     pub(crate) fn grown_ahead(&self, allowance: usize) -> Option<Grown> {
-        let size = self.table.len();
-        if self.tally.len * 100 < size * AHEAD_PERCENT {
+        let size = self.table.buckets();
+        if self.tally.len * 100 < self.table.slots() * AHEAD_PERCENT {
             return None;
         }
         let bigger = self.bigger(allowance)?;
-        let table = self.rehashed(bigger)?;
+        let table = self.table.rehashed(bigger)?;
         Some(Grown {
             table,
             keys: self.tally.len,
-            bytes: (bigger - size) * SLOT_BYTES,
+            bytes: (bigger - size) * BUCKET_BYTES,
         })
     }
 
@@ -644,16 +556,7 @@ impl Shard {
 
     #[inline]
     fn prefetch_with(&self, key: u128, load: impl Fn(*const u8), frozen: FrozenLookUp) {
-        let table = self.table.as_slice();
-        let i = home(stored(key), table.len());
-        let start = std::ptr::from_ref(&table[i]).cast::<u8>();
-        load(start);
-        // A probe runs on past the slot: the line where the slots a look-up reads most often
-        // end, if another.
-        let reach = start.wrapping_add(PROBE_REACH_BYTES);
-        if reach as usize / LINE_BYTES != start as usize / LINE_BYTES {
-            load(reach);
-        }
+        self.table.prefetch(stored(key), load);
         if let Some(set) = self
             .frozen
             .as_ref()
@@ -679,26 +582,10 @@ impl Shard {
         }
     }
 
-    fn grow(&mut self, slots: usize) -> Result<(), ()> {
-        self.table = self.rehashed(slots).ok_or(())?;
+    /// Makes the table `buckets` buckets (`Err` without the memory).
+    fn grow(&mut self, buckets: usize) -> Result<(), ()> {
+        self.table = self.table.rehashed(buckets).ok_or(())?;
         Ok(())
-    }
-
-    /// The table's keys in tables of `slots` slots; `None` without the memory.
-    fn rehashed(&self, slots: usize) -> Option<ZeroedTable<Slot>> {
-        let mut bigger = ZeroedTable::<Slot>::new_populated(slots)?;
-        let table = bigger.as_mut_slice();
-        for &slot in self.table.as_slice() {
-            if { slot.word } == 0 {
-                continue;
-            }
-            let mut i = home(slot.word, slots);
-            while { table[i].word } != 0 {
-                i = if i + 1 == slots { 0 } else { i + 1 };
-            }
-            table[i] = slot;
-        }
-        Some(bigger)
     }
 }
 
@@ -707,11 +594,18 @@ const VALUE_BYTES: usize = (VALUE_BITS as usize).div_ceil(8);
 
 /// A shard's table grown ahead of its insertions (see [`Shard::grown_ahead`]).
 pub(crate) struct Grown {
-    table: ZeroedTable<Slot>,
+    table: KeyTable,
     /// The keys the shard held when copied.
     keys: usize,
     /// What the shard grows by.
     pub(crate) bytes: usize,
+}
+
+impl Grown {
+    /// Bytes the copy takes while it stands beside the shard's table: all of its table's.
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.table.bytes()
+    }
 }
 
 impl KeySet {
@@ -1109,6 +1003,7 @@ fn read_set(
 
 #[cfg(test)]
 mod tests {
+    use super::super::table;
     use super::*;
 
     fn value_in(entry: &Entry) -> u128 {
@@ -1197,27 +1092,27 @@ mod tests {
     #[test]
     fn near_the_budget_shards_grow_less_then_fill_up() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
-        // A shard of 1,000 slots, with memory to grow by a sixteenth (not enough for its
-        // siblings to grow by half), then none.
+        // A shard of 160 buckets (960 slots), with memory to grow by a sixteenth (not enough
+        // for its siblings to grow by half), then none.
         let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
-        shard.grow(1000).unwrap();
+        shard.grow(160).unwrap();
         let mut inserted = Vec::new();
-        let mut allowance = (1000 + 1062) * SLOT_BYTES;
+        let mut allowance = (160 + 170) * BUCKET_BYTES;
         let mut i = 0;
-        while shard.len() < 700 {
+        while shard.len() < 960 * FULL_PERCENT / 100 {
             if shard.insert(key(i), &mut allowance, false) == Ok(true) {
                 inserted.push(key(i));
             }
             i += 1;
         }
-        assert_eq!(shard.table.len(), 1000);
+        assert_eq!(shard.table.buckets(), 160);
         assert_eq!(
             shard.insert(key(i), &mut allowance, false),
             Ok(true),
             "grows a little"
         );
         inserted.push(key(i));
-        assert_eq!(shard.table.len(), 1062);
+        assert_eq!(shard.table.buckets(), 170);
         // No memory left: fills to 90%, then says so.
         let mut none = 0;
         let mut result = Ok(true);
@@ -1228,8 +1123,8 @@ mod tests {
                 inserted.push(key(i));
             }
         }
-        assert_eq!(shard.table.len(), 1062);
-        assert_eq!(shard.len(), 1062 * 90 / 100);
+        assert_eq!(shard.table.buckets(), 170);
+        assert_eq!(shard.len(), 170 * BUCKET_SLOTS * CRAMMED_PERCENT / 100);
         assert!(inserted.iter().all(|&k| shard.contains(k)));
         assert_eq!(shard.len(), inserted.len());
     }
@@ -1270,10 +1165,10 @@ mod tests {
     fn a_shard_grown_ahead_keeps_its_keys() {
         let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
         let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
-        shard.grow(1000).unwrap();
+        shard.grow(200).unwrap();
         let mut allowance = usize::MAX;
         let mut i = 0;
-        while shard.len() * 100 < 1000 * AHEAD_PERCENT - 100 {
+        while shard.len() * 100 < 1200 * AHEAD_PERCENT - 100 {
             shard.insert(key(i), &mut allowance, false).unwrap();
             i += 1;
             assert!(shard.grown_ahead(usize::MAX).is_none(), "not due at {i}");
@@ -1281,19 +1176,19 @@ mod tests {
         shard.insert(key(i), &mut allowance, false).unwrap();
         i += 1;
         assert!(
-            shard.grown_ahead(1500 * SLOT_BYTES).is_none(),
+            shard.grown_ahead(300 * BUCKET_BYTES).is_none(),
             "not within the allowance"
         );
         let grown = shard.grown_ahead(usize::MAX).expect("due");
-        assert_eq!(grown.bytes, 500 * SLOT_BYTES);
+        assert_eq!(grown.bytes, 100 * BUCKET_BYTES);
         shard.put_grown(grown);
-        assert_eq!(shard.table.len(), 1500);
+        assert_eq!(shard.table.buckets(), 300);
         assert_eq!(shard.len(), i as usize);
         assert!((0..i).all(|k| shard.contains(key(k))));
         let grown = shard.grown_ahead(usize::MAX);
         assert!(grown.is_none(), "two thirds as full now");
         // A copy taken before an insertion would lose the key: refused.
-        while shard.len() * 100 < 1500 * AHEAD_PERCENT {
+        while shard.len() * 100 < 1800 * AHEAD_PERCENT {
             shard.insert(key(i), &mut allowance, false).unwrap();
             i += 1;
         }
@@ -1307,14 +1202,10 @@ mod tests {
     #[test]
     fn a_shards_words_come_out_ascending_whatever_its_clusters() {
         use std::collections::BTreeSet;
-        for (slots, keys, seed) in [
-            (1000, 700, 1u64),
-            (1000, 900, 2),
-            (64, 57, 3),
-            (5000, 4400, 4),
-        ] {
+        for (buckets, keys, seed) in [(170, 700, 1u64), (170, 900, 2), (11, 57, 3), (840, 4400, 4)]
+        {
             let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
-            shard.grow(slots).unwrap();
+            shard.grow(buckets).unwrap();
             let mut words = BTreeSet::new();
             let mut x = seed;
             let mut none = 0;
@@ -1322,7 +1213,7 @@ mod tests {
                 x = x
                     .wrapping_mul(0x5851_f42d_4c95_7f2d)
                     .wrapping_add(0x1405_7b7e_f767_814f);
-                // A third crowd the top of the word space: their home is the last slot, and
+                // A third crowd the top of the word space: their home is the last bucket, and
                 // they run on into the first ones, among words whose homes are there.
                 let word = if x % 3 == 0 {
                     u64::MAX - (x >> 40)
@@ -1333,16 +1224,15 @@ mod tests {
                     words.insert(word);
                 }
             }
-            let table = shard.table.as_slice();
             assert!(
-                home(table[0].word, slots) > 0,
-                "the probes ran past the end"
+                (shard.table.first_words().iter()).any(|&w| table::home(w, buckets) > 0),
+                "the insertions ran past the end"
             );
             let sorted = shard.sorted_entries(&|| false).unwrap();
             let sorted = sorted.iter().map(|e| (value_in(e) >> EXT_BITS) as u64);
             assert!(
                 sorted.eq(words.iter().copied()),
-                "{slots} slots, {keys} keys"
+                "{buckets} buckets, {keys} keys"
             );
             assert_eq!(shard.sorted_entries(&|| true), None);
         }

@@ -261,12 +261,16 @@ impl Run<'_> {
         // Its shards that are nearly full are grown now, where the other threads take the
         // batches it does not, rather than in step 2, where they would wait for it (森茂 1965
         // at two threads: 486 of step 2's insertion runs grew a shard, 140 us each, against
-        // 40 us for the others).
+        // 40 us for the others). A copy stands beside its shard's table until step 2 puts it
+        // in, so the whole of it counts against the allowance meanwhile, not only what the
+        // shard grows by: the shards fill up together, and copies of all of them at once
+        // held the key set twice over (寿限無 限定 36511 at `USI_Hash` 256: 150 MB above the
+        // pass's budget for a moment, the run's peak).
         local.grown_ahead.clear();
         let mut left = self.allowance.load(Ordering::Relaxed);
         for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
             if let Some(grown) = seen.shards[shard].grown_ahead(left) {
-                left -= grown.bytes;
+                left = left.saturating_sub(grown.held_bytes());
                 local.grown_ahead.push((shard, grown));
             }
         }
