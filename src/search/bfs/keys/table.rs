@@ -75,6 +75,16 @@ pub(super) fn home(word: u64, buckets: usize) -> usize {
     ((word as u128 * buckets as u128) >> 64) as usize
 }
 
+/// The bucket after `at` among `buckets`, the first after the last.
+#[inline]
+fn next(at: usize, buckets: usize) -> usize {
+    if at + 1 == buckets {
+        0
+    } else {
+        at + 1
+    }
+}
+
 /// The table: `buckets` of one line each.
 pub(super) struct KeyTable {
     buckets: ZeroedTable<Bucket>,
@@ -117,15 +127,6 @@ impl KeyTable {
         self.buckets.len() * BUCKET_BYTES
     }
 
-    #[inline]
-    fn next(&self, bucket: usize) -> usize {
-        if bucket + 1 == self.buckets.len() {
-            0
-        } else {
-            bucket + 1
-        }
-    }
-
     /// Whether the table holds the key of `word` and `ext` (its further bits).
     #[inline]
     pub(super) fn contains(&self, word: u64, ext: u16) -> bool {
@@ -139,7 +140,7 @@ impl KeyTable {
             if !bucket.passed_on() {
                 return false;
             }
-            at = self.next(at);
+            at = next(at, buckets.len());
         }
     }
 
@@ -175,7 +176,7 @@ impl KeyTable {
                 return Inserted::New;
             }
             bucket.head |= PASSED_ON;
-            at = if at + 1 == len { 0 } else { at + 1 };
+            at = next(at, len);
         }
     }
 
@@ -282,7 +283,7 @@ impl KeyTable {
         let mut at = home(word, buckets.len());
         let mut read = 1;
         while buckets[at].passed_on() {
-            at = self.next(at);
+            at = next(at, buckets.len());
             read += 1;
         }
         read
