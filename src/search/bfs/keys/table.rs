@@ -69,7 +69,7 @@ impl Bucket {
 }
 
 /// The home bucket of `word` among `buckets`: multiply-shift, so any count and no modulo, and
-/// rising with the word (what `sorted_values` relies on).
+/// rising with the word (what `sorted_entries` relies on).
 #[inline]
 pub(super) fn home(word: u64, buckets: usize) -> usize {
     ((word as u128 * buckets as u128) >> 64) as usize
@@ -189,15 +189,15 @@ impl KeyTable {
     }
 
     /// The used slots, bucket by bucket.
-    fn used_slots(&self) -> impl Iterator<Item = (usize, Slot)> + '_ {
-        (self.buckets.as_slice().iter().enumerate())
-            .flat_map(|(at, bucket)| bucket.slots[..bucket.used()].iter().map(move |&s| (at, s)))
+    fn used_slots(&self) -> impl Iterator<Item = Slot> + '_ {
+        (self.buckets.as_slice().iter())
+            .flat_map(|bucket| bucket.slots[..bucket.used()].iter().copied())
     }
 
     /// The table's keys in a table of `buckets` buckets; `None` without the memory.
     pub(super) fn rehashed(&self, buckets: usize) -> Option<KeyTable> {
         let mut bigger = KeyTable::populated(buckets)?;
-        for (_, slot) in self.used_slots() {
+        for slot in self.used_slots() {
             let inserted =
                 bigger.insert(slot.word, slot.ext & EXT_MASK, slot.ext & !EXT_MASK, || {
                     false
