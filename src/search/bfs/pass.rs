@@ -79,6 +79,7 @@ pub(crate) fn run(
             Step::Next { logged } => logged,
             Step::Ends(outcome) => return Some(outcome),
         };
+        crate::search::memory::release_freed_tables();
         let used = match levels.settle(limits, logged) {
             Ok(used) => used,
             Err(outcome) => return Some(outcome),

@@ -3,6 +3,7 @@
 
 use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
 use super::level::{LevelEdges, Link, Mate};
+use super::packed::PackedEdges;
 use crate::shogi::Move;
 
 /// All levels' edges, for reading mating lines back to the root: in memory, or once memory
@@ -25,7 +26,7 @@ pub(crate) struct LevelGraph {
 }
 
 pub(crate) enum StoredEdges {
-    Memory(LevelEdges),
+    Memory(PackedEdges),
     Disk(DiskEdges),
 }
 
@@ -57,10 +58,9 @@ impl LevelGraph {
         let stored = match self.file.as_mut().filter(|_| self.spilling) {
             Some(file) => StoredEdges::Disk(file.append(&edges.first, &edges.extra)?),
             None => {
-                edges.first.shrink_to_fit();
-                edges.extra.shrink_to_fit();
-                self.bytes += edges.bytes();
-                StoredEdges::Memory(edges)
+                let packed = PackedEdges::pack(edges);
+                self.bytes += packed.bytes();
+                StoredEdges::Memory(packed)
             }
         };
         self.levels.push(stored);
@@ -105,8 +105,9 @@ impl LevelGraph {
         let mut freed = 0;
         while freed < want && self.on_disk_before < self.levels.len() {
             let level = &mut self.levels[self.on_disk_before];
-            if let StoredEdges::Memory(edges) = level {
-                freed += edges.bytes();
+            if let StoredEdges::Memory(packed) = level {
+                freed += packed.bytes();
+                let edges = packed.unpack();
                 *level = StoredEdges::Disk(file.append(&edges.first, &edges.extra)?);
             }
             self.on_disk_before += 1;
@@ -125,21 +126,13 @@ impl LevelGraph {
 
     /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
     pub(crate) fn edges_into(&self, depth: usize, index: u32) -> Result<Vec<Link>, DiskError> {
-        let edges = match &self.levels[depth - 1] {
-            StoredEdges::Memory(edges) => edges,
+        match &self.levels[depth - 1] {
+            StoredEdges::Memory(packed) => Ok(packed.edges_into(index)),
             StoredEdges::Disk(stored) => {
                 let file = self.file.as_ref().expect("levels on disk have a file");
-                return file.edges_into(stored, index);
+                file.edges_into(stored, index)
             }
-        };
-        let start = edges.extra.partition_point(|&(child, _)| child < index);
-        let others = edges.extra[start..]
-            .iter()
-            .take_while(|&&(child, _)| child == index)
-            .map(|&(_, link)| link);
-        Ok(std::iter::once(edges.first[index as usize])
-            .chain(others)
-            .collect())
+        }
     }
 
     /// Up to `cap` mating lines, in the order their last moves were found.

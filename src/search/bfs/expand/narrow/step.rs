@@ -16,6 +16,10 @@ use crate::shogi::RuleSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// The copies of shards grown ahead in one level hold at most this fraction (1 / n) of the key
+/// set (see `begin_level`).
+const AHEAD_SHARE: usize = 16;
+
 /// What a run shares between its threads.
 pub(super) struct Run<'r> {
     pub(super) narrow: &'r Narrow,
@@ -266,15 +270,29 @@ impl Run<'_> {
         // shard grows by: the shards fill up together, and copies of all of them at once
         // held the key set twice over (寿限無 限定 36511 at `USI_Hash` 256: 150 MB above the
         // pass's budget for a moment, the run's peak).
+        // Nor are they all copied in one level: at most a sixteenth of the key set a level (at
+        // least one shard), so that the copies never stand beside much of it (wfp-56-12
+        // 2571: 25 MB above the pass's 68 for a moment, near its end). A shard grows ahead at
+        // 69% and fills at 74%: narrow levels leave it tens of levels to wait its turn.
         local.grown_ahead.clear();
         let mut left = self.allowance.load(Ordering::Relaxed);
+        let most = seen.bytes() / AHEAD_SHARE / narrow.threads;
+        let mut copied = 0;
         for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
+            if copied > 0 && copied >= most {
+                break;
+            }
             if let Some(grown) = seen.shards[shard].grown_ahead(left) {
                 left = left.saturating_sub(grown.held_bytes());
+                copied += grown.held_bytes();
                 local.grown_ahead.push((shard, grown));
             }
         }
         cut_into_batches((0, width), self.batch, narrow.threads, &mut local.bounds);
+        if thread == 0 {
+            // The narrow loop makes many levels between the pass loop's calls.
+            crate::search::memory::release_freed_tables();
+        }
     }
 
     /// Step 2 for `thread`: the places of its live copies in the next level, the keys of
