@@ -107,8 +107,7 @@ impl LevelGraph {
             let level = &mut self.levels[self.on_disk_before];
             if let StoredEdges::Memory(packed) = level {
                 freed += packed.bytes();
-                let edges = packed.unpack();
-                *level = StoredEdges::Disk(file.append(&edges.first, &edges.extra)?);
+                *level = StoredEdges::Disk(file.append(&packed.first_links(), packed.extra())?);
             }
             self.on_disk_before += 1;
         }

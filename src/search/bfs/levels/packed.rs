@@ -47,10 +47,14 @@ const MOST_FAR: usize = 16;
 
 impl PackedEdges {
     pub(crate) fn pack(edges: LevelEdges) -> PackedEdges {
-        let LevelEdges { first, mut extra } = edges;
+        let LevelEdges {
+            mut first,
+            mut extra,
+        } = edges;
         extra.shrink_to_fit();
         let steps = Steps::of(&first);
         let first = if steps.far.len() * MOST_FAR > first.len() {
+            first.shrink_to_fit();
             Firsts::Plain(first)
         } else {
             Firsts::Packed(steps)
@@ -58,16 +62,17 @@ impl PackedEdges {
         PackedEdges { first, extra }
     }
 
-    /// The plain links again (for the file, when memory runs short).
-    pub(crate) fn unpack(&self) -> LevelEdges {
-        let first = match &self.first {
+    /// The first links, plain again (for the file, when memory runs short).
+    pub(crate) fn first_links(&self) -> Vec<Link> {
+        match &self.first {
             Firsts::Packed(steps) => steps.unpack(),
             Firsts::Plain(first) => first.clone(),
-        };
-        LevelEdges {
-            first,
-            extra: self.extra.clone(),
         }
+    }
+
+    /// The further edges, by position.
+    pub(crate) fn extra(&self) -> &[(u32, Link)] {
+        &self.extra
     }
 
     /// The edges into position `child`: the first one, then the others.
@@ -249,8 +254,14 @@ mod tests {
             matches!(&packed.first, Firsts::Packed(steps) if !steps.far.is_empty()),
             "the test meets far steps"
         );
-        assert_eq!(plain(&packed.unpack()), before);
-        assert!(packed.unpack().extra == extra);
+        assert_eq!(
+            plain(&LevelEdges {
+                first: packed.first_links(),
+                extra: Vec::new()
+            }),
+            before
+        );
+        assert!(packed.extra() == extra);
         for (child, link) in first.iter().enumerate() {
             let got = packed.edges_into(child as u32);
             let want: Vec<Link> = std::iter::once(*link)
