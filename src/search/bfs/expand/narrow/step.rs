@@ -279,7 +279,7 @@ impl Run<'_> {
         let most = seen.bytes() / AHEAD_SHARE / narrow.threads;
         let mut copied = 0;
         for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
-            if copied > 0 && copied >= most {
+            if copied >= most.max(1) {
                 break;
             }
             if let Some(grown) = seen.shards[shard].grown_ahead(left) {
