@@ -223,7 +223,7 @@ impl Shard {
 
     /// Tells the census (if any) that `key` was met again.
     #[inline]
-    fn met_again(&self, key: u128) {
+    pub(crate) fn met_again(&self, key: u128) {
         if let Some(census) = &self.census {
             census.met_again(key);
         }
@@ -732,6 +732,12 @@ impl KeySet {
     /// Keys held.
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(Shard::len).sum()
+    }
+
+    /// Keys frozen (for tests).
+    #[cfg(test)]
+    pub(crate) fn frozen_len(&self) -> usize {
+        self.shards.iter().map(Shard::frozen_len).sum()
     }
 
     /// Counts `bytes` a shard grew by directly.

@@ -484,18 +484,29 @@ mod tests {
         pool.in_place_scope(|scope| {
             let mut crew = crew::Crew::new(scope, &crew_shared, threads - 1);
             let mut workers = Workers::new(&pool, &dead, Some(&mut crew));
-            compare_levels(&mut workers, &root, &dead, (slice, batch, cap), threads)
+            let limits = (slice, batch, cap, usize::MAX);
+            compare_levels(&mut workers, &root, &dead, limits, threads).positions
         })
     }
 
-    /// `same_levels`' comparison, level after level, with `workers`.
+    /// What `compare_levels` went through.
+    struct Compared {
+        /// Positions on the levels compared.
+        positions: usize,
+        /// Levels whose insertion froze keys (the threads' allowance ran out).
+        froze: usize,
+    }
+
+    /// `same_levels`' comparison, level after level, with `workers`, the threads given
+    /// `allowance` bytes a level (one thread: no limit); it stops early at a level the threads
+    /// cannot finish in that.
     fn compare_levels(
         workers: &mut Workers,
         root: &Position,
         dead: &DeadCache,
-        (slice, batch, cap): (usize, Option<usize>, u32),
+        (slice, batch, cap, allowance): (usize, Option<usize>, u32, usize),
         threads: usize,
-    ) -> usize {
+    ) -> Compared {
         let mut pipeline = Pipeline::new();
         let (mut alone, mut shared) = (KeySet::new(), KeySet::new());
         for seen in [&mut alone, &mut shared] {
@@ -505,6 +516,7 @@ mod tests {
         let mut counts = vec![1];
         let stop = AtomicBool::new(false);
         let mut positions = 0;
+        let mut froze = 0;
         for depth in 0.. {
             positions += level.len();
             let this_level = Level {
@@ -532,15 +544,20 @@ mod tests {
                 &mut || 0,
                 &mut |_| {},
             );
+            let frozen_before = shared.frozen_len();
             let many = expand_level(
                 workers,
                 &mut shared,
                 &this_level,
                 &mut nodes.1,
-                usize::MAX,
+                allowance,
                 &mut || 0,
                 &mut |_| {},
             );
+            if matches!(many, LevelOutcome::Memory) {
+                return Compared { positions, froze };
+            }
+            froze += usize::from(shared.frozen_len() > frozen_before);
             let (one, many) = (outcome(one), outcome(many));
             assert!(
                 one == many,
@@ -561,7 +578,7 @@ mod tests {
                     };
                     counts = next_counts;
                 }
-                Outcome::Mates(..) => return positions,
+                Outcome::Mates(..) => return Compared { positions, froze },
                 _ => panic!("level {depth}: no mate"),
             }
         }
@@ -596,5 +613,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Keys frozen in the middle of a level (a slice's insertion ran out of room) change
+    /// nothing of it, counting too: a child met again on a later slice, its first copy frozen
+    /// since, is still another way into that copy, not a new position. (It was kept a second
+    /// time, without a position, and its frozen set's count came out wrong.)
+    #[test]
+    fn keys_frozen_between_slices_change_no_level() {
+        // fmrs_forest-05-13_57: many children reached from several parents, on many slices.
+        let root =
+            Position::from_sfen("ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1")
+                .unwrap();
+        let threads = 2;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let dead = DeadCache::new();
+        let mut froze = 0;
+        for allowance in [192 << 10, 256 << 10, 384 << 10, 768 << 10] {
+            let mut workers = Workers::new(&pool, &dead, None);
+            let limits = (64, Some(1), 1000, allowance);
+            froze += compare_levels(&mut workers, &root, &dead, limits, threads).froze;
+        }
+        assert!(froze >= 4, "{froze} levels froze keys");
     }
 }
