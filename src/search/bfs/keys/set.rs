@@ -354,6 +354,8 @@ impl Shard {
         // holds: `None` here means the merge was stopped.)
         let Some(set) = FrozenKeys::new_tagged(entries, self.frozen_after(&spans), Tag::BITS)
         else {
+            // Else the table and the frozen set held a key twice: every later freeze would fail.
+            debug_assert!(stop(), "a freeze's keys did not come to their count");
             return false;
         };
         self.frozen = (set.len() > 0).then_some(set);
