@@ -1,5 +1,5 @@
 //! Keys frozen out of a key-set shard's table when memory runs short: sorted and packed, in
-//! about 8 bytes a key where the table takes 14-17.
+//! about 8 bytes a key where the table takes 12-18.
 //!
 //! A value (the `VALUE_BITS` bits a shard keeps of a key) is split into its top `bucket_bits`
 //! bits, which choose a bucket, and the rest, kept in a record of `VALUE_BITS - bucket_bits`

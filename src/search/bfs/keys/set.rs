@@ -1,23 +1,22 @@
-//! The breadth-first search's set of positions seen: keys only, 80 bits of each, in about
-//! 17 bytes a key, or about 8 once frozen (see `frozen.rs`) when memory runs short; then
+//! The breadth-first search's set of positions seen: keys only, 80 bits of each, in 12-18
+//! bytes a key, or about 8 once frozen (see `frozen.rs`) when memory runs short; then
 //! keys of the levels not kept for good are let go of once old (see `forgetting.rs`).
 
+use super::bucket::{Slot, BUCKET_BYTES, EXT_BITS, EXT_MASK};
 use super::census::Census;
 use super::forgetting::{
     Clock, Forgetting, FreezeAt, Span, Tag, Term, KEPT_FOR_GOOD_EVERY, KEPT_SHORT_AT_LEAST,
 };
 use super::frozen::{merged, FrozenKeys, VALUE_BITS};
-use super::table::{Inserted, KeyTable, Slot, BUCKET_BYTES, BUCKET_SLOTS, EXT_BITS, EXT_MASK};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use super::table::{Inserted, KeyTable};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// An insert-only set of 128-bit keys: 64 tables of one-line buckets (`table.rs`) chosen by the
-/// key's top 6 bits, each storing the key's low 64 bits in one word and 10 more bits beside it
-/// (80 bits in all), and growing by a quarter on its own when 74% full (by less near the
-/// budget, see `FULL_PERCENT`), so memory stays near 64 / 6 / 0.66 bytes a key and growing never
-/// needs twice the whole set. Keys equal in those 80 bits count as one: for the 1.45 * 10^9
+/// key's top 6 bits, each storing 74 more bits of the key (80 bits in all), and growing by a
+/// quarter on its own when 74% full (by less near the budget, see `FULL_PERCENT`), so memory
+/// stays near 64 / 7 / 0.66 bytes a key (64 / 6 / 0.66 while a shard is small) and growing
+/// never needs twice the whole set. Keys equal in those 80 bits count as one: for the 1.45 * 10^9
 /// keys of the 6,935-ply problem the chance of any such pair is about 10^-6 (and a lost
 /// position could only make the answer longer, never wrong as a line). An all-zero word is an
 /// empty slot, so a key whose low 64 bits are zero is kept as a stand-in made of its high bits.
@@ -387,7 +386,7 @@ impl Shard {
         let entry = |Slot { word, ext }: Slot| -> Entry {
             value_of(word, ext) << Tag::BITS | u128::from(ext >> EXT_BITS)
         };
-        let poll = (STOP_POLL / BUCKET_SLOTS).max(1);
+        let poll = (STOP_POLL / self.table.bucket_slots()).max(1);
         self.table.sorted_entries(entry, self.tally.len, poll, stop)
     }
 
@@ -835,7 +834,7 @@ impl KeySet {
     }
 
     /// Freezes the keys of every shard where that saves memory (see `frozen.rs`): about 8
-    /// bytes a key instead of the table's 14-17, looked up a little more slowly. Keys of one
+    /// bytes a key instead of the table's 12-18, looked up a little more slowly. Keys of one
     /// level in `KEPT_FOR_GOOD_EVERY` stay frozen for good; the others are let go of once
     /// their term is over (see `forgetting.rs`; the short term is cut, down to
     /// `KEPT_SHORT_AT_LEAST`, when that frees too little). A position whose key was let go
@@ -1012,7 +1011,7 @@ fn read_set(
 
 #[cfg(test)]
 mod tests {
-    use super::super::table;
+    use super::super::bucket;
     use super::*;
 
     fn value_in(entry: &Entry) -> u128 {
@@ -1133,7 +1132,7 @@ mod tests {
             }
         }
         assert_eq!(shard.table.buckets(), 170);
-        assert_eq!(shard.len(), 170 * BUCKET_SLOTS * CRAMMED_PERCENT / 100);
+        assert_eq!(shard.len(), shard.table.slots() * CRAMMED_PERCENT / 100);
         assert!(inserted.iter().all(|&k| shard.contains(k)));
         assert_eq!(shard.len(), inserted.len());
     }
@@ -1234,7 +1233,7 @@ mod tests {
                 }
             }
             assert!(
-                (shard.table.first_words().iter()).any(|&w| table::home(w, buckets) > 0),
+                (shard.table.first_words().iter()).any(|&w| bucket::home(w, buckets) > 0),
                 "the insertions ran past the end"
             );
             let sorted = shard.sorted_entries(&|| false).unwrap();
@@ -1534,32 +1533,5 @@ mod tests {
         assert!(all_there(&set) && set.len() == 300_000);
         assert_eq!(set.insert(key(300_000), usize::MAX, false), Ok(true));
         assert_eq!(set.insert(key(5), usize::MAX, false), Ok(false));
-    }
-}
-
-/// A map keyed by position keys. The keys are Zobrist sums, already uniform, so hashing them
-/// again (the standard map's SipHash) is wasted work: their own bits serve.
-pub(crate) type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
-
-/// The hasher of [`KeyMap`]: folds the key's two halves.
-#[derive(Default)]
-pub(crate) struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    #[inline]
-    fn write_u128(&mut self, key: u128) {
-        self.0 = key as u64 ^ (key >> 64) as u64;
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only u128 keys are hashed; anything else still gets a usable (FNV-1a) hash.
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
