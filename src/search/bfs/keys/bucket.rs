@@ -23,6 +23,12 @@ pub(super) struct Slot {
 pub(super) const EXT_BITS: u32 = VALUE_BITS - 64;
 pub(super) const EXT_MASK: u16 = (1 << EXT_BITS) - 1;
 
+/// A key's value: the word and its further bits (what a frozen set and a table's stash keep).
+#[inline]
+pub(super) fn value_of(word: u64, ext: u16) -> u128 {
+    (word as u128) << EXT_BITS | (ext & EXT_MASK) as u128
+}
+
 /// A bucket is one cache line.
 pub(super) const BUCKET_BYTES: usize = 64;
 

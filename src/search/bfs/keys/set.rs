@@ -2,7 +2,7 @@
 //! bytes a key, or about 8 once frozen (see `frozen.rs`) when memory runs short; then
 //! keys of the levels not kept for good are let go of once old (see `forgetting.rs`).
 
-use super::bucket::{Slot, BUCKET_BYTES, EXT_BITS, EXT_MASK};
+use super::bucket::{value_of, Slot, BUCKET_BYTES, EXT_BITS, EXT_MASK};
 use super::census::Census;
 use super::forgetting::{
     Clock, Forgetting, FreezeAt, Span, Tag, Term, KEPT_FOR_GOOD_EVERY, KEPT_SHORT_AT_LEAST,
@@ -129,12 +129,6 @@ pub(crate) enum FrozenLookUp {
     Needed,
     /// Looked up since the last freeze: not there.
     Done,
-}
-
-/// A key as a frozen set keeps it: the word and its further bits.
-#[inline]
-fn value_of(word: u64, ext: u16) -> u128 {
-    (word as u128) << EXT_BITS | (ext & EXT_MASK) as u128
 }
 
 /// The thread of `owners` that inserts into shard `shard` when several insert at once: each

@@ -16,8 +16,8 @@
 //! *stash*, which a look-up reads only after those 16 buckets all passed keys on.
 
 use super::bucket::{
-    home, Bucket, CompactBucket, Geometry, Slot, WideBucket, BUCKET_BYTES, COMPACT_FROM, EXT_BITS,
-    EXT_MASK,
+    home, value_of, Bucket, CompactBucket, Geometry, Slot, WideBucket, BUCKET_BYTES, COMPACT_FROM,
+    EXT_BITS, EXT_MASK,
 };
 use super::key_map::KeyMap;
 use crate::search::memory::ZeroedTable;
@@ -60,21 +60,29 @@ macro_rules! either {
 impl KeyTable {
     /// An empty table of `buckets` buckets, zeroed lazily (`None` without the memory).
     pub(super) fn new(buckets: usize) -> Option<KeyTable> {
-        let buckets = buckets.max(1);
-        Some(if buckets >= COMPACT_FROM {
-            KeyTable::Compact(Table::new(ZeroedTable::new(buckets)?))
-        } else {
-            KeyTable::Wide(Table::new(ZeroedTable::new(buckets)?))
-        })
+        Self::made(buckets, false)
     }
 
     /// An empty table about to be written all over (see `ZeroedTable::new_populated`).
     fn populated(buckets: usize) -> Option<KeyTable> {
+        Self::made(buckets, true)
+    }
+
+    /// A table of `buckets` buckets in the layout that size calls for.
+    fn made(buckets: usize, populated: bool) -> Option<KeyTable> {
+        fn zeroed<B: Bucket>(buckets: usize, populated: bool) -> Option<Table<B>> {
+            let buckets = if populated {
+                ZeroedTable::new_populated(buckets)?
+            } else {
+                ZeroedTable::new(buckets)?
+            };
+            Some(Table::new(buckets))
+        }
         let buckets = buckets.max(1);
         Some(if buckets >= COMPACT_FROM {
-            KeyTable::Compact(Table::new(ZeroedTable::new_populated(buckets)?))
+            KeyTable::Compact(zeroed(buckets, populated)?)
         } else {
-            KeyTable::Wide(Table::new(ZeroedTable::new_populated(buckets)?))
+            KeyTable::Wide(zeroed(buckets, populated)?)
         })
     }
 
@@ -176,12 +184,6 @@ pub(super) struct Table<B: Bucket> {
     stash: KeyMap<u16>,
 }
 
-/// A key's value in the stash.
-#[inline]
-fn stash_key(word: u64, ext: u16) -> u128 {
-    (word as u128) << EXT_BITS | (ext & EXT_MASK) as u128
-}
-
 impl<B: Bucket> Table<B> {
     fn new(buckets: ZeroedTable<B>) -> Table<B> {
         let geometry = Geometry::new(buckets.len());
@@ -211,7 +213,7 @@ impl<B: Bucket> Table<B> {
                 return false;
             }
             if displaced == B::MOST_DISPLACED {
-                return self.stash.contains_key(&stash_key(word, ext));
+                return self.stash.contains_key(&value_of(word, ext));
             }
             displaced += 1;
             at = next(at, buckets.len());
@@ -248,7 +250,7 @@ impl<B: Bucket> Table<B> {
 
     #[cold]
     fn insert_in_stash(&mut self, slot: Slot, elsewhere: impl FnOnce() -> bool) -> Inserted {
-        let key = stash_key(slot.word, slot.ext);
+        let key = value_of(slot.word, slot.ext);
         if self.stash.contains_key(&key) || elsewhere() {
             return Inserted::Known;
         }
@@ -305,7 +307,7 @@ impl<B: Bucket> Table<B> {
             }
             bucket.pass_on();
             if displaced == B::MOST_DISPLACED {
-                self.stash.insert(stash_key(slot.word, slot.ext), slot.ext);
+                self.stash.insert(value_of(slot.word, slot.ext), slot.ext);
                 return;
             }
             displaced += 1;
