@@ -62,9 +62,10 @@ pub enum DiskError {
 /// Where one level's edges lie in the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DiskEdges {
+    // The words first, then the half-words: 24 bytes, not 32 (one a level, kept in memory).
     first_at: u64,
-    first_len: u32,
     extra_at: u64,
+    first_len: u32,
     extra_len: u32,
 }
 

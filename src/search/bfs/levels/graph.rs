@@ -30,6 +30,10 @@ pub(crate) enum StoredEdges {
     Disk(DiskEdges),
 }
 
+// One a level, tens of thousands on long narrow problems (and the vector holding them has up
+// to twice as many): kept small.
+const _: () = assert!(std::mem::size_of::<StoredEdges>() <= 32);
+
 impl LevelGraph {
     /// Bytes held in memory.
     pub(crate) fn bytes(&self) -> usize {
@@ -107,7 +111,7 @@ impl LevelGraph {
             let level = &mut self.levels[self.on_disk_before];
             if let StoredEdges::Memory(packed) = level {
                 freed += packed.bytes();
-                *level = StoredEdges::Disk(file.append(&packed.first_links(), packed.extra())?);
+                *level = StoredEdges::Disk(file.append(&packed.first_links(), &packed.extra())?);
             }
             self.on_disk_before += 1;
         }

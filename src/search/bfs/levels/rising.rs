@@ -1,0 +1,214 @@
+//! A list of indices that mostly rises by small steps, a byte an index: the parents of a
+//! level's first links (each parent's children come together) and the positions that have
+//! further links (kept in position order). Each index is kept as the step from the one before;
+//! every [`BLOCK`]th index is kept whole, so that reading one adds up at most a block's steps,
+//! and a step that does not fit a byte (a long one, or one going back) is kept whole beside.
+
+/// Indices a block: each block's first is kept whole.
+const BLOCK: usize = 64;
+/// A step byte saying "this index is among the far ones": a step this long, or one going back.
+const FAR: u8 = u8::MAX;
+
+/// How many of `indices` do not fit a step byte (each costs 8 bytes more).
+pub(super) fn far_steps(indices: impl Iterator<Item = u32>) -> usize {
+    let mut last = 0;
+    let mut far = 0;
+    for (at, index) in indices.enumerate() {
+        let step = index.checked_sub(last).filter(|&s| s < u32::from(FAR));
+        far += usize::from(at % BLOCK != 0 && step.is_none());
+        last = index;
+    }
+    far
+}
+
+/// The bytes `len` indices take, `far` of them far.
+pub(super) fn bytes(len: usize, far: usize) -> usize {
+    len + len.div_ceil(BLOCK) * 4 + far * 8
+}
+
+/// Appends `indices` to `out`, as [`Rising::read`] reads them: the steps, then each block's
+/// first index, then each far index with where it is in the list (little-endian words).
+pub(super) fn write(indices: impl Iterator<Item = u32> + Clone, out: &mut Vec<u8>) {
+    let mut last = 0u32;
+    for (at, index) in indices.clone().enumerate() {
+        let step = index.checked_sub(last).filter(|&s| s < u32::from(FAR));
+        out.push(match step {
+            _ if at % BLOCK == 0 => 0,
+            Some(step) => step as u8,
+            None => FAR,
+        });
+        last = index;
+    }
+    for index in indices.clone().step_by(BLOCK) {
+        out.extend_from_slice(&index.to_le_bytes());
+    }
+    let mut last = 0u32;
+    for (at, index) in indices.enumerate() {
+        let step = index.checked_sub(last).filter(|&s| s < u32::from(FAR));
+        if at % BLOCK != 0 && step.is_none() {
+            out.extend_from_slice(&(at as u32).to_le_bytes());
+            out.extend_from_slice(&index.to_le_bytes());
+        }
+        last = index;
+    }
+}
+
+/// Rising indices, as `write` left them in a level's bytes (see the module notes).
+#[derive(Clone, Copy)]
+pub(super) struct Rising<'a> {
+    /// Each index less the one before ([`FAR`]: see `far`; a block's first is unused).
+    steps: &'a [u8],
+    /// Each block's first index, a word each.
+    block_starts: &'a [u8],
+    /// The indices whose step did not fit a byte, each after where it is in the list.
+    far: &'a [u8],
+}
+
+/// The first of `0..len` for which `below` is false, `below` being true up to some point and
+/// false from there on (a binary search over positions, not over a slice).
+pub(super) fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if below(middle) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    low
+}
+
+fn word(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[4 * at..4 * at + 4].try_into().expect("four bytes"))
+}
+
+impl<'a> Rising<'a> {
+    /// The `len` indices, `far` of them far, at the start of `bytes`; and the bytes after them.
+    pub(super) fn read(bytes: &'a [u8], len: usize, far: usize) -> (Rising<'a>, &'a [u8]) {
+        let (steps, rest) = bytes.split_at(len);
+        let (block_starts, rest) = rest.split_at(len.div_ceil(BLOCK) * 4);
+        let (far, rest) = rest.split_at(far * 8);
+        let rising = Rising {
+            steps,
+            block_starts,
+            far,
+        };
+        (rising, rest)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// The far index at `n` in `far`.
+    fn far_index(&self, n: usize) -> u32 {
+        word(self.far, 2 * n + 1)
+    }
+
+    /// The indices from `from` on.
+    pub(super) fn iter_from(self, from: usize) -> impl Iterator<Item = u32> + 'a {
+        let block = from - from % BLOCK;
+        let far_len = self.far.len() / 8;
+        let mut far = partition(far_len, |n| (word(self.far, 2 * n) as usize) < block);
+        let mut index = 0;
+        (block..self.len()).filter_map(move |at| {
+            index = if at % BLOCK == 0 {
+                word(self.block_starts, at / BLOCK)
+            } else if self.steps[at] == FAR {
+                far += 1;
+                self.far_index(far - 1)
+            } else {
+                index + u32::from(self.steps[at])
+            };
+            (at >= from).then_some(index)
+        })
+    }
+
+    pub(super) fn get(self, at: usize) -> u32 {
+        self.iter_from(at).next().expect("an index in the list")
+    }
+
+    /// Where the first index not below `index` is, in a list kept in rising order (the length
+    /// if there is none).
+    pub(super) fn first_not_below(self, index: u32) -> usize {
+        let blocks = self.block_starts.len() / 4;
+        let blocks_below = partition(blocks, |b| word(self.block_starts, b) < index);
+        let Some(block) = blocks_below.checked_sub(1) else {
+            return 0;
+        };
+        let from = block * BLOCK;
+        let found = self.iter_from(from).position(|i| i >= index);
+        found.map_or(self.len(), |n| from + n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(indices: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write(indices.iter().copied(), &mut out);
+        out
+    }
+
+    /// Steps of every size (none, small, 254, 255 and over), steps going back, the largest
+    /// index: each index reads back as put in, alone and from anywhere on.
+    #[test]
+    fn every_index_reads_back_as_put_in() {
+        let mut indices = Vec::new();
+        let mut index = 5u32;
+        for i in 0..1000u32 {
+            index += match i % 37 {
+                0..=2 => 0,
+                3 => 254,
+                4 => 255,
+                5 => 70_000,
+                _ => i % 4,
+            };
+            indices.push(index);
+        }
+        indices[300] = 3;
+        indices[64] = 1;
+        indices[999] = u32::MAX;
+        let far = far_steps(indices.iter().copied());
+        assert!(far > 0, "the test meets far steps");
+        let written = written(&indices);
+        assert_eq!(written.len(), bytes(indices.len(), far));
+        let (rising, rest) = Rising::read(&written, indices.len(), far);
+        assert!(rest.is_empty());
+        assert_eq!(rising.len(), indices.len());
+        for (at, &index) in indices.iter().enumerate() {
+            assert_eq!(rising.get(at), index, "at {at}");
+        }
+        for from in [0, 1, 63, 64, 65, 299, 301, 998, 999, 1000] {
+            let read: Vec<u32> = rising.iter_from(from).collect();
+            assert_eq!(read, indices[from..], "from {from}");
+        }
+    }
+
+    /// In a rising list, the first index not below any given one is found where a plain
+    /// search of the list finds it, whatever the blocks and far steps.
+    #[test]
+    fn a_rising_list_is_searched_like_a_plain_one() {
+        let mut indices = Vec::new();
+        let mut index = 0u32;
+        for i in 0..700u32 {
+            index += match i % 23 {
+                0..=5 => 0,
+                6 => 300,
+                _ => i % 5,
+            };
+            indices.push(index);
+        }
+        let written = written(&indices);
+        let (rising, _) = Rising::read(&written, indices.len(), far_steps(indices.iter().copied()));
+        for wanted in 0..=index + 2 {
+            let plain = indices.partition_point(|&i| i < wanted);
+            assert_eq!(rising.first_not_below(wanted), plain, "{wanted}");
+        }
+        let (empty, _) = Rising::read(&[], 0, 0);
+        assert_eq!(empty.first_not_below(7), 0);
+    }
+}
