@@ -6,7 +6,7 @@
 //! its position the same way. 8 bytes a first link become about 5.1, 12 a further one about 9.1.
 
 use super::level::{LevelEdges, Link};
-use super::rising::{self, Rising};
+use super::rising::{self, word, Rising};
 use crate::shogi::Move;
 
 /// The edges into one level's positions, packed (see the module notes), in one allocation: a
@@ -38,10 +38,6 @@ fn push_link(out: &mut Vec<u8>, link: Link) {
 fn push_moves(out: &mut Vec<u8>, link: Link) {
     out.extend_from_slice(&link.check.raw().to_le_bytes());
     out.extend_from_slice(&link.evasion.raw().to_le_bytes());
-}
-
-fn word(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
 }
 
 fn moves_at(bytes: &[u8], at: usize) -> (Move, Move) {

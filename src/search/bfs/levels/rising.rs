@@ -9,16 +9,25 @@ const BLOCK: usize = 64;
 /// A step byte saying "this index is among the far ones": a step this long, or one going back.
 const FAR: u8 = u8::MAX;
 
+/// Each index with where it is and its step byte: 0 at a block's start, [`FAR`] where the step
+/// does not fit a byte.
+fn with_steps(indices: impl Iterator<Item = u32>) -> impl Iterator<Item = (usize, u32, u8)> {
+    indices.enumerate().scan(0u32, |last, (at, index)| {
+        let step = match index.checked_sub(*last).filter(|&s| s < u32::from(FAR)) {
+            _ if at % BLOCK == 0 => 0,
+            Some(step) => step as u8,
+            None => FAR,
+        };
+        *last = index;
+        Some((at, index, step))
+    })
+}
+
 /// How many of `indices` do not fit a step byte (each costs 8 bytes more).
 pub(super) fn far_steps(indices: impl Iterator<Item = u32>) -> usize {
-    let mut last = 0;
-    let mut far = 0;
-    for (at, index) in indices.enumerate() {
-        let step = index.checked_sub(last).filter(|&s| s < u32::from(FAR));
-        far += usize::from(at % BLOCK != 0 && step.is_none());
-        last = index;
-    }
-    far
+    with_steps(indices)
+        .filter(|&(.., step)| step == FAR)
+        .count()
 }
 
 /// The bytes `len` indices take, `far` of them far.
@@ -27,29 +36,17 @@ pub(super) fn bytes(len: usize, far: usize) -> usize {
 }
 
 /// Appends `indices` to `out`, as [`Rising::read`] reads them: the steps, then each block's
-/// first index, then each far index with where it is in the list (little-endian words).
+/// first index, then each far index after where it is in the list (little-endian words).
 pub(super) fn write(indices: impl Iterator<Item = u32> + Clone, out: &mut Vec<u8>) {
-    let mut last = 0u32;
-    for (at, index) in indices.clone().enumerate() {
-        let step = index.checked_sub(last).filter(|&s| s < u32::from(FAR));
-        out.push(match step {
-            _ if at % BLOCK == 0 => 0,
-            Some(step) => step as u8,
-            None => FAR,
-        });
-        last = index;
-    }
+    out.extend(with_steps(indices.clone()).map(|(.., step)| step));
     for index in indices.clone().step_by(BLOCK) {
         out.extend_from_slice(&index.to_le_bytes());
     }
-    let mut last = 0u32;
-    for (at, index) in indices.enumerate() {
-        let step = index.checked_sub(last).filter(|&s| s < u32::from(FAR));
-        if at % BLOCK != 0 && step.is_none() {
+    for (at, index, step) in with_steps(indices) {
+        if step == FAR {
             out.extend_from_slice(&(at as u32).to_le_bytes());
             out.extend_from_slice(&index.to_le_bytes());
         }
-        last = index;
     }
 }
 
@@ -79,8 +76,9 @@ pub(super) fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
     low
 }
 
-fn word(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[4 * at..4 * at + 4].try_into().expect("four bytes"))
+/// The little-endian word at byte `at`.
+pub(super) fn word(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
 }
 
 impl<'a> Rising<'a> {
@@ -103,18 +101,18 @@ impl<'a> Rising<'a> {
 
     /// The far index at `n` in `far`.
     fn far_index(&self, n: usize) -> u32 {
-        word(self.far, 2 * n + 1)
+        word(self.far, 8 * n + 4)
     }
 
     /// The indices from `from` on.
     pub(super) fn iter_from(self, from: usize) -> impl Iterator<Item = u32> + 'a {
         let block = from - from % BLOCK;
         let far_len = self.far.len() / 8;
-        let mut far = partition(far_len, |n| (word(self.far, 2 * n) as usize) < block);
+        let mut far = partition(far_len, |n| (word(self.far, 8 * n) as usize) < block);
         let mut index = 0;
         (block..self.len()).filter_map(move |at| {
             index = if at % BLOCK == 0 {
-                word(self.block_starts, at / BLOCK)
+                word(self.block_starts, 4 * (at / BLOCK))
             } else if self.steps[at] == FAR {
                 far += 1;
                 self.far_index(far - 1)
@@ -133,7 +131,7 @@ impl<'a> Rising<'a> {
     /// if there is none).
     pub(super) fn first_not_below(self, index: u32) -> usize {
         let blocks = self.block_starts.len() / 4;
-        let blocks_below = partition(blocks, |b| word(self.block_starts, b) < index);
+        let blocks_below = partition(blocks, |b| word(self.block_starts, 4 * b) < index);
         let Some(block) = blocks_below.checked_sub(1) else {
             return 0;
         };
