@@ -27,6 +27,10 @@ const PLAIN: u32 = u32::MAX;
 const MOST_FAR: usize = 16;
 /// A link's bytes: its parent, check and evasion.
 const LINK: usize = 8;
+/// A first link's check and evasion, when its parent is kept as a step.
+const MOVES: usize = 4;
+/// A plain further link's bytes: its position, then the link.
+const FURTHER: usize = 4 + LINK;
 /// What an allocation costs beyond its bytes (the allocator's header), counted in `bytes`.
 const ALLOCATION: usize = 16;
 
@@ -81,10 +85,10 @@ impl PackedEdges {
         let extra_far = far_or_plain(children(), extra.len());
         let first_bytes = match first_far {
             PLAIN => first.len() * LINK,
-            far => first.len() * 4 + rising::bytes(first.len(), far as usize),
+            far => first.len() * MOVES + rising::bytes(first.len(), far as usize),
         };
         let extra_bytes = match extra_far {
-            PLAIN => extra.len() * (4 + LINK),
+            PLAIN => extra.len() * FURTHER,
             far => extra.len() * LINK + rising::bytes(extra.len(), far as usize),
         };
         let mut out = Vec::with_capacity(HEADER + first_bytes + extra_bytes);
@@ -125,7 +129,7 @@ impl PackedEdges {
                 (List::Plain(links), rest)
             }
             far => {
-                let (moves, rest) = rest.split_at(first_len * 4);
+                let (moves, rest) = rest.split_at(first_len * MOVES);
                 let (parents, rest) = Rising::read(rest, first_len, far as usize);
                 (List::Packed(moves, parents), rest)
             }
@@ -146,7 +150,7 @@ impl PackedEdges {
             (len, List::Packed(moves, parents), ..) => (0..len)
                 .zip(parents.iter_from(0))
                 .map(|(at, parent)| {
-                    let (check, evasion) = moves_at(moves, 4 * at);
+                    let (check, evasion) = moves_at(moves, MOVES * at);
                     Link {
                         parent,
                         check,
@@ -167,7 +171,7 @@ impl PackedEdges {
                 .map(|(at, child)| (child, link_at(links, LINK * at)))
                 .collect(),
             (.., len, List::Plain(links)) => (0..len)
-                .map(|at| (word(links, 12 * at), link_at(links, 12 * at + 4)))
+                .map(|at| (word(links, FURTHER * at), link_at(links, FURTHER * at + 4)))
                 .collect(),
         }
     }
@@ -178,7 +182,7 @@ impl PackedEdges {
         let at = child as usize;
         let mut edges = vec![match first {
             List::Packed(moves, parents) => {
-                let (check, evasion) = moves_at(moves, 4 * at);
+                let (check, evasion) = moves_at(moves, MOVES * at);
                 Link {
                     parent: parents.get(at),
                     check,
@@ -197,9 +201,9 @@ impl PackedEdges {
                 edges.extend((start..start + count).map(|at| link_at(links, LINK * at)));
             }
             List::Plain(links) => {
-                let start = rising::partition(extra_len, |at| word(links, 12 * at) < child);
-                let into = (start..extra_len).take_while(|&at| word(links, 12 * at) == child);
-                edges.extend(into.map(|at| link_at(links, 12 * at + 4)));
+                let start = rising::partition(extra_len, |at| word(links, FURTHER * at) < child);
+                let into = (start..extra_len).take_while(|&at| word(links, FURTHER * at) == child);
+                edges.extend(into.map(|at| link_at(links, FURTHER * at + 4)));
             }
         }
         edges
@@ -258,19 +262,8 @@ mod tests {
     /// several into one, across blocks: everything reads back as put in.
     #[test]
     fn every_link_reads_back_as_put_in() {
-        let mut parents = Vec::new();
-        let mut parent = 5u32;
-        for i in 0..1000u32 {
-            // Far steps (255 and more) are one in 18 here: few enough to pack.
-            parent += match i % 37 {
-                0..=2 => 0,
-                3 => 254,
-                4 => 255,
-                5 => 70_000,
-                _ => i % 4,
-            };
-            parents.push(parent);
-        }
+        // Far steps (255 and more) are one in 18 here: few enough to pack.
+        let mut parents = rising::climbing(1000, 5, rising::every_size);
         parents[300] = 3; // before the last one
         parents[64] = 1; // a block's first
         parents[999] = u32::MAX;

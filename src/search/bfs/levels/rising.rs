@@ -141,6 +141,29 @@ impl<'a> Rising<'a> {
     }
 }
 
+/// Indices from `start`, each `step(i)` past the one before (tests here and in `packed.rs`).
+#[cfg(test)]
+pub(super) fn climbing(len: u32, start: u32, step: impl Fn(u32) -> u32) -> Vec<u32> {
+    (0..len)
+        .scan(start, |index, i| {
+            *index += step(i);
+            Some(*index)
+        })
+        .collect()
+}
+
+/// Steps of every size: none, small, 254, 255 and 70,000 (far steps one in 18 or so).
+#[cfg(test)]
+pub(super) fn every_size(i: u32) -> u32 {
+    match i % 37 {
+        0..=2 => 0,
+        3 => 254,
+        4 => 255,
+        5 => 70_000,
+        _ => i % 4,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,18 +178,7 @@ mod tests {
     /// index: each index reads back as put in, alone and from anywhere on.
     #[test]
     fn every_index_reads_back_as_put_in() {
-        let mut indices = Vec::new();
-        let mut index = 5u32;
-        for i in 0..1000u32 {
-            index += match i % 37 {
-                0..=2 => 0,
-                3 => 254,
-                4 => 255,
-                5 => 70_000,
-                _ => i % 4,
-            };
-            indices.push(index);
-        }
+        let mut indices = climbing(1000, 5, every_size);
         indices[300] = 3;
         indices[64] = 1;
         indices[999] = u32::MAX;
@@ -190,16 +202,12 @@ mod tests {
     /// search of the list finds it, whatever the blocks and far steps.
     #[test]
     fn a_rising_list_is_searched_like_a_plain_one() {
-        let mut indices = Vec::new();
-        let mut index = 0u32;
-        for i in 0..700u32 {
-            index += match i % 23 {
-                0..=5 => 0,
-                6 => 300,
-                _ => i % 5,
-            };
-            indices.push(index);
-        }
+        let indices = climbing(700, 0, |i| match i % 23 {
+            0..=5 => 0,
+            6 => 300,
+            _ => i % 5,
+        });
+        let index = *indices.last().expect("indices");
         let written = written(&indices);
         let (rising, _) = Rising::read(&written, indices.len(), far_steps(indices.iter().copied()));
         for wanted in 0..=index + 2 {
