@@ -11,18 +11,17 @@
 //! cuts hide nothing: a shortest line from a position that ran into a position above it would
 //! give the root a mate shorter than `L`.
 //!
-//! A *lead*, the solution the search found, is followed first: at each node along it its move
-//! comes before the others. So the first line counted is the search's, and a second is looked
-//! for near it before the rest of the tree. On two threads a helper in its own move order often
-//! finds the mate, leaving unproven the subtrees that one thread would have failed before it; in
-//! generation order the count then proved them first (`9/9/9/9/9/9/9/9/5k3 b S4NP2r2b4g3s4l17p
-//! 1`, cap 2: 124 K nodes at two threads, 245 at one; along the lead, 14 and 83).
+//! Lines are met in generation order, whatever move order or thread found the mate: the lines a
+//! capped count keeps, and so the solution and alternative shown, are then the same at every
+//! thread count and from run to run. (Following the mate found first, as was tried, made the
+//! count cheaper on two threads — `9/9/9/9/9/9/9/9/5k3 b S4NP2r2b4g3s4l17p 1` at cap 2: 14
+//! nodes against 124 K — but which helper found it first decided the lines shown.)
 //!
 //! On several threads ([`count_in_pool`]) the lines are split by their first two plies: each
 //! (check, evasion) pair is a task with its own position and path, sharing the table, whose
 //! entries written here are facts (above). Each task keeps its first `cap` lines; in task order
-//! (the lead's first) they are the lines one thread meets first, so the lines and the count are
-//! the same whatever the threads.
+//! they are the lines one thread meets first, so the lines and the count are the same whatever
+//! the threads.
 
 use super::interrupt::{Abort, Interrupt, POLL_INTERVAL};
 use super::path::PathSet;
@@ -53,10 +52,6 @@ pub(crate) struct Counter<'a> {
     goal: Goal,
     /// The rules moves follow.
     rules: RuleSet,
-    /// A known line of the length counted, followed first (see the module notes).
-    lead: &'a [Move],
-    /// `line` is a prefix of `lead`.
-    on_lead: bool,
 }
 
 impl<'a> Counter<'a> {
@@ -84,33 +79,7 @@ impl<'a> Counter<'a> {
             cutoff: None,
             goal: Goal::Helpmate,
             rules: RuleSet::PLAIN,
-            lead: &[],
-            on_lead: false,
         }
-    }
-
-    /// Follows `lead`, a line of the length to count, first.
-    pub fn with_lead(mut self, lead: &'a [Move]) -> Self {
-        self.lead = lead;
-        self.on_lead = self.lead.starts_with(&self.line);
-        self
-    }
-
-    /// Puts the lead's move first in `list` when the line so far is on the lead (the others keep
-    /// their order).
-    fn lead_first(&self, list: &mut MoveList) {
-        if !self.on_lead {
-            return;
-        }
-        let Some(&next) = self.lead.get(self.line.len()) else {
-            return;
-        };
-        list.move_to_front(next);
-    }
-
-    /// Whether the line stays on the lead once `m` is added to it.
-    fn stays_on_lead(&self, m: Move) -> bool {
-        self.on_lead && self.lead.get(self.line.len()) == Some(&m)
     }
 
     /// Counts lines under `rules` (normal shogi unless told).
@@ -175,7 +144,6 @@ impl<'a> Counter<'a> {
             // store either.
             return 0;
         }
-        self.lead_first(&mut list);
         let mut found = 0;
         if remaining == 1 {
             for &m in list.iter() {
@@ -209,12 +177,9 @@ impl<'a> Counter<'a> {
                 }
                 self.pos.do_move(m);
                 self.poll();
-                let on_lead = self.on_lead;
-                self.on_lead = self.stays_on_lead(m);
                 self.line.push(m);
                 found += self.count(ply + 1, remaining - 1);
                 self.line.pop();
-                self.on_lead = on_lead;
                 self.pos.undo_move(m);
                 if self.done() {
                     break;
@@ -270,7 +235,6 @@ pub(crate) fn count_in_pool(
     root: &Position,
     tt: &TranspositionTable,
     (len, goal, rules): (u32, Goal, RuleSet),
-    lead: &[Move],
     cap: usize,
     interrupt: Interrupt,
 ) -> Counted {
@@ -292,10 +256,6 @@ pub(crate) fn count_in_pool(
         let mut pos = root.clone();
         let mut checks = MoveList::new();
         moves_of(&pos, root_attacker, &mut checks);
-        // The lead's first two plies first: the tasks in the order one thread counts them.
-        if let Some(&first) = lead.first() {
-            checks.move_to_front(first);
-        }
         for &check in checks.iter() {
             let after_check = pos.key_after(check);
             if after_check == root_key || tt.probe(after_check).is_some_and(|p| p.lb > len - 1) {
@@ -305,11 +265,6 @@ pub(crate) fn count_in_pool(
             nodes += 1;
             let mut evasions = MoveList::new();
             moves_of(&pos, !root_attacker, &mut evasions);
-            if lead.first() == Some(&check) {
-                if let Some(&second) = lead.get(1) {
-                    evasions.move_to_front(second);
-                }
-            }
             for &evasion in evasions.iter() {
                 let key = pos.key_after(evasion);
                 if key == root_key
@@ -368,7 +323,6 @@ pub(crate) fn count_in_pool(
             .with_rules(rules);
         counter.cutoff = Some((i, &cutoff));
         counter.line = vec![task.check, task.evasion];
-        let mut counter = counter.with_lead(lead);
         counter.count(2, len - 2);
         let result = TaskResult {
             // (The evasion: the check was counted above.)
@@ -440,54 +394,6 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
-    /// Given the same lead, the threads keep the lines one thread keeps, at every cap, and the
-    /// lead comes first.
-    #[test]
-    fn a_count_on_threads_keeps_one_threads_lines_whatever_the_lead() {
-        // A lone king in the corner and six pieces in hand: many mates in 3.
-        let root = Position::from_sfen("8k/9/9/9/9/9/9/9/9 b RB2G2S 1").unwrap();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let no_stop = AtomicBool::new(false);
-        let interrupt = Interrupt {
-            stop: &no_stop,
-            deadline: None,
-            mate_elsewhere: None,
-        };
-        let on_one_thread = |lead: &[Move], cap: usize| {
-            let tt = TranspositionTable::new_lazy(1).unwrap();
-            let (mut pos, mut path) = (root.clone(), PathSet::new());
-            let mut counter =
-                Counter::new(&mut pos, &tt, &mut path, cap, 0, interrupt).with_lead(lead);
-            counter.count(0, 3);
-            assert!(counter.abort.is_none());
-            counter.lines
-        };
-        let all = on_one_thread(&[], 1000);
-        assert!(all.len() >= 5, "{}", all.len());
-        for lead in [&all[0], &all[all.len() / 2], &all[all.len() - 1]] {
-            for cap in 1..=all.len() + 1 {
-                let one = on_one_thread(lead, cap);
-                assert_eq!(one.len(), cap.min(all.len()));
-                assert_eq!(&one[0], lead);
-                let tt = TranspositionTable::new_lazy(1).unwrap();
-                let counted = count_in_pool(
-                    &pool,
-                    &root,
-                    &tt,
-                    (3, Goal::Helpmate, RuleSet::PLAIN),
-                    lead,
-                    cap,
-                    interrupt,
-                );
-                assert!(counted.complete);
-                assert_eq!(counted.lines, one, "cap {cap}");
-            }
-        }
-    }
-
     /// A count stopped before it starts reports itself incomplete, however small its tasks: each
     /// task looks at the interrupt before its first node (tasks of fewer nodes than a poll's
     /// interval once ran to their end one after another, stopped or not).
@@ -516,7 +422,6 @@ mod tests {
                 &root,
                 &tt,
                 (5, Goal::Helpmate, RuleSet::PLAIN),
-                &[],
                 10,
                 interrupt,
             );

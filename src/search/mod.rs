@@ -729,6 +729,12 @@ impl<'s, 'p> Run<'s, 'p> {
                 let line = line.clone();
                 self.report(len, self.solver.tt.hashfull());
                 let solutions = (self.limits.solution_limit > 1).then(|| self.count_solutions(len));
+                // The count's first line, met in generation order, is the solution every front
+                // end shows: the line found first depends on which thread found it.
+                let line = match &solutions {
+                    Some(counted) if !counted.lines.is_empty() => counted.lines[0].clone(),
+                    _ => line,
+                };
                 return Some(self.finish(Outcome::Mate(line), solutions));
             }
         }
@@ -755,8 +761,6 @@ impl<'s, 'p> Run<'s, 'p> {
         } else {
             u64::MAX
         };
-        // The count follows the line found first (see `count`'s notes).
-        let lead = self.best.as_deref().unwrap_or(&[]);
         let mut counter = count::Counter::new(
             &mut self.pos,
             &self.solver.tt,
@@ -767,8 +771,7 @@ impl<'s, 'p> Run<'s, 'p> {
         )
         .with_node_budget(budget)
         .with_goal(self.limits.stipulation.goal)
-        .with_rules(self.limits.stipulation.rules())
-        .with_lead(lead);
+        .with_rules(self.limits.stipulation.rules());
         counter.count(0, len);
         self.nodes = counter.nodes;
         if counter.abort != Some(Abort::Budget) {
@@ -789,7 +792,6 @@ impl<'s, 'p> Run<'s, 'p> {
                 self.limits.stipulation.goal,
                 self.limits.stipulation.rules(),
             ),
-            lead,
             self.limits.solution_limit,
             self.interrupt,
         );

@@ -65,13 +65,6 @@ impl MoveList {
         self.as_slice().contains(&m)
     }
 
-    /// Moves `m`, if listed, to the front; the others keep their order.
-    pub fn move_to_front(&mut self, m: Move) {
-        if let Some(at) = self.as_slice().iter().position(|&x| x == m) {
-            self.moves[..=at].rotate_right(1);
-        }
-    }
-
     /// Keeps the moves for which `keep` holds, preserving order.
     pub fn retain(&mut self, mut keep: impl FnMut(Move) -> bool) {
         let mut n = 0;
