@@ -180,9 +180,14 @@ impl Levels for OneProcess<'_> {
                 .freeze_all(limits.pool, &|| limits.interrupt.raised())
                 .is_none()
         {
+            // Not stopped: the frozen sets' memory was not to be had.
+            let reason = match limits.interrupt.check(Instant::now()) {
+                Some(abort) => GiveUp::Aborted(abort),
+                None => GiveUp::Memory,
+            };
             return Err(BfsOutcome::GaveUp {
                 lower_bound: limits.mate_length(self.depth),
-                reason: GiveUp::Aborted(limits.interrupt.why()),
+                reason,
             });
         }
         Ok(used)

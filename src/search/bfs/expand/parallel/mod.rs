@@ -384,7 +384,13 @@ fn insert_slice(
             Resort::Again => {}
             Resort::Freeze => match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
                 Some(freed) => *allowance += freed,
-                None => return Err(SliceStop::Aborted(level.interrupt.why())),
+                // Not stopped: the frozen sets' memory was not to be had.
+                None => {
+                    return Err(match level.interrupt.check(Instant::now()) {
+                        Some(abort) => SliceStop::Aborted(abort),
+                        None => SliceStop::Memory,
+                    })
+                }
             },
             Resort::More(bytes) | Resort::Overdraw(bytes) => *allowance += bytes,
             Resort::GiveUp => return Err(SliceStop::Memory),
