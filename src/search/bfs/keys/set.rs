@@ -729,6 +729,32 @@ impl KeySet {
         self.shards.iter().map(Shard::len).sum()
     }
 
+    /// Copies, grown, of the nearly full shards among `shards` (see [`Shard::grown_ahead`]),
+    /// into `out`: within `allowance` bytes, and, past the first, only while the copies hold
+    /// less than `most` bytes in all. A copy stands beside its shard's table until it is put
+    /// in, and the shards fill up together: copied all at once, they held the key set twice
+    /// over.
+    pub(crate) fn grow_ahead(
+        &self,
+        shards: impl Iterator<Item = usize>,
+        mut allowance: usize,
+        most: usize,
+        out: &mut Vec<(usize, Grown)>,
+    ) {
+        out.clear();
+        let mut copied = 0;
+        for shard in shards {
+            if copied >= most.max(1) {
+                break;
+            }
+            if let Some(grown) = self.shards[shard].grown_ahead(allowance) {
+                allowance = allowance.saturating_sub(grown.held_bytes());
+                copied += grown.held_bytes();
+                out.push((shard, grown));
+            }
+        }
+    }
+
     /// Keys frozen (for tests).
     #[cfg(test)]
     pub(crate) fn frozen_len(&self) -> usize {
@@ -1027,6 +1053,57 @@ mod tests {
             if freeze {
                 assert!(set.freeze_all(None, &|| false).is_some());
             }
+        }
+    }
+
+    /// Shards grown ahead are copied a few at a time: the copies hold at most what they are
+    /// allowed (and one shard past it), at least one shard is copied when any is due, and none
+    /// beyond the memory given.
+    #[test]
+    fn shards_grown_ahead_are_staggered() {
+        let mut set = KeySet::new();
+        let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
+        let due = |set: &KeySet| {
+            (0..KeySet::SHARDS)
+                .filter(|&s| set.shards[s].grown_ahead(usize::MAX).is_some())
+                .count()
+        };
+        let mut i = 0u128;
+        while due(&set) < 16 {
+            assert!(i < 2_000_000, "shards never came near full together");
+            set.insert(key(i), usize::MAX, false).unwrap();
+            i += 1;
+        }
+        let due = due(&set);
+        let mut out = Vec::new();
+        set.grow_ahead(0..KeySet::SHARDS, usize::MAX, usize::MAX, &mut out);
+        assert_eq!(out.len(), due, "unbounded, every shard due is copied");
+        let largest = out.iter().map(|(_, g)| g.held_bytes()).max().unwrap();
+        let all: usize = out.iter().map(|(_, g)| g.held_bytes()).sum();
+        for most in [0, 1, all / 4, all / 2] {
+            set.grow_ahead(0..KeySet::SHARDS, usize::MAX, most, &mut out);
+            let held: usize = out.iter().map(|(_, g)| g.held_bytes()).sum();
+            assert!(!out.is_empty(), "at most {most}: none copied");
+            assert!(
+                held < most.max(1) + largest,
+                "at most {most}: {held} bytes copied"
+            );
+            assert!(out.len() < due, "at most {most}: all {due} copied");
+        }
+        set.grow_ahead(0..KeySet::SHARDS, largest / 2, usize::MAX, &mut out);
+        let held: usize = out.iter().map(|(_, g)| g.bytes).sum();
+        assert!(
+            held <= largest / 2,
+            "{held} bytes grown within {}",
+            largest / 2
+        );
+        // Each copy is the shard with every key, bigger: put in, the keys are all there.
+        set.grow_ahead(0..KeySet::SHARDS, usize::MAX, usize::MAX, &mut out);
+        for (shard, grown) in out.drain(..) {
+            set.shards[shard].put_grown(grown);
+        }
+        for j in 0..i {
+            assert_eq!(set.insert(key(j), usize::MAX, false), Ok(false));
         }
     }
 

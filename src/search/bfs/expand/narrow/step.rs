@@ -274,20 +274,12 @@ impl Run<'_> {
         // least one shard), so that the copies never stand beside much of it (wfp-56-12
         // 2571: 25 MB above the pass's 68 for a moment, near its end). A shard grows ahead at
         // 69% and fills at 74%: narrow levels leave it tens of levels to wait its turn.
-        local.grown_ahead.clear();
-        let mut left = self.allowance.load(Ordering::Relaxed);
-        let most = seen.bytes() / AHEAD_SHARE / narrow.threads;
-        let mut copied = 0;
-        for shard in shards_of(thread, narrow.threads, seen.shards.len()) {
-            if copied >= most.max(1) {
-                break;
-            }
-            if let Some(grown) = seen.shards[shard].grown_ahead(left) {
-                left = left.saturating_sub(grown.held_bytes());
-                copied += grown.held_bytes();
-                local.grown_ahead.push((shard, grown));
-            }
-        }
+        seen.grow_ahead(
+            shards_of(thread, narrow.threads, seen.shards.len()),
+            self.allowance.load(Ordering::Relaxed),
+            seen.bytes() / AHEAD_SHARE / narrow.threads,
+            &mut local.grown_ahead,
+        );
         cut_into_batches((0, width), self.batch, narrow.threads, &mut local.bounds);
         if thread == 0 {
             // The narrow loop makes many levels between the pass loop's calls.
