@@ -485,7 +485,16 @@ impl Shard {
         let elsewhere =
             || frozen == FrozenLookUp::Needed && frozen_holds(frozen_set, value_of(word, ext));
         let above = (tag.bits() as u16) << EXT_BITS;
-        let new = self.table.insert(word, ext, above, elsewhere) == Inserted::New;
+        let new = match self.table.insert(word, ext, above, elsewhere) {
+            Inserted::New => true,
+            Inserted::Known => false,
+            // Counted at once: a crammed shard keeps some keys aside, and the map holding them
+            // grows by doubling.
+            Inserted::Aside { grew } => {
+                *allowance = allowance.saturating_sub(grew);
+                true
+            }
+        };
         if new {
             self.tally.len += 1;
             self.tally.by_tag[tag.index()] += 1;
@@ -1206,6 +1215,34 @@ mod tests {
         assert_eq!(shard.len(), shard.table.slots() * CRAMMED_PERCENT / 100);
         assert!(inserted.iter().all(|&k| shard.contains(k)));
         assert_eq!(shard.len(), inserted.len());
+    }
+
+    /// Keys kept aside (their home and the buckets after it full) count against the shard's
+    /// allowance as they are kept: what the insertions took from it is what the table grew by.
+    #[test]
+    fn keys_kept_aside_count_against_the_allowance() {
+        let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
+        shard
+            .grow(super::super::bucket::COMPACT_FROM + 101)
+            .unwrap();
+        let before = shard.table.bytes();
+        let given = 1 << 20;
+        let mut allowance = given;
+        // Small words all have the first bucket for their home: past sixteen buckets' worth,
+        // they go aside, far below the load at which the shard would grow.
+        for word in 1..=2_000u128 {
+            assert_eq!(shard.insert(word, &mut allowance, false), Ok(true));
+        }
+        let KeyTable::Compact(_) = &shard.table else {
+            panic!("a compact table");
+        };
+        assert_eq!(
+            shard.table.buckets(),
+            super::super::bucket::COMPACT_FROM + 101
+        );
+        assert!(shard.table.bytes() > before, "nothing kept aside");
+        assert_eq!(given - allowance, shard.table.bytes() - before);
+        assert!((1..=2_000u128).all(|word| shard.contains(word)));
     }
 
     /// The three spellings of shard ownership agree: the owner's list from `split_among` holds
