@@ -1222,9 +1222,7 @@ mod tests {
     #[test]
     fn keys_kept_aside_count_against_the_allowance() {
         let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
-        shard
-            .grow(super::super::bucket::COMPACT_FROM + 101)
-            .unwrap();
+        shard.grow(bucket::COMPACT_FROM + 101).unwrap();
         let before = shard.table.bytes();
         let given = 1 << 20;
         let mut allowance = given;
@@ -1236,10 +1234,7 @@ mod tests {
         let KeyTable::Compact(_) = &shard.table else {
             panic!("a compact table");
         };
-        assert_eq!(
-            shard.table.buckets(),
-            super::super::bucket::COMPACT_FROM + 101
-        );
+        assert_eq!(shard.table.buckets(), bucket::COMPACT_FROM + 101);
         assert!(shard.table.bytes() > before, "nothing kept aside");
         assert_eq!(given - allowance, shard.table.bytes() - before);
         assert!((1..=2_000u128).all(|word| shard.contains(word)));
