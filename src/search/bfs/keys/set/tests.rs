@@ -3,14 +3,21 @@
 use super::super::bucket;
 use super::*;
 
+/// Spreads test keys over the key space.
+const MIX: u128 = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
+
+/// The `i`th test key (odd, so never a zero word).
+fn key(i: u128) -> u128 {
+    i.wrapping_mul(MIX) | 1
+}
+
 fn value_in(entry: &Entry) -> u128 {
     entry >> Tag::BITS
 }
 
-/// Inserts `per_level` new keys (`i * 0x9e37...`, i = level * per_level + j) on each of
+/// Inserts `per_level` new keys (`key(i)`, i = level * per_level + j) on each of
 /// `levels`, frozen after each level if `freeze`.
 fn fill_levels(set: &mut KeySet, levels: std::ops::Range<u128>, per_level: u128, freeze: bool) {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     for level in levels {
         set.set_level(level as u32);
         for j in 0..per_level {
@@ -31,7 +38,7 @@ fn fill_levels(set: &mut KeySet, levels: std::ops::Range<u128>, per_level: u128,
 #[test]
 fn shards_grown_ahead_are_staggered() {
     let mut set = KeySet::new();
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
+    let key = |i: u128| i.wrapping_mul(MIX) ^ (i << 120);
     let due = |set: &KeySet| {
         (0..KeySet::SHARDS)
             .filter(|&s| set.shards[s].grown_ahead(usize::MAX).is_some())
@@ -79,7 +86,7 @@ fn shards_grown_ahead_are_staggered() {
 #[test]
 fn key_set_keeps_every_key_through_growth() {
     let mut set = KeySet::new();
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ (i << 120);
+    let key = |i: u128| i.wrapping_mul(MIX) ^ (i << 120);
     for i in 0..200_000u128 {
         assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
     }
@@ -110,7 +117,6 @@ fn key_set_keeps_every_key_through_growth() {
 /// thirty-second (cramming the shards instead slows every look-up), and not for less.
 #[test]
 fn a_freeze_frees_less_rather_than_let_the_shards_cram() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let mut set = KeySet::new();
     // Level 0 is kept for good: no term ends, so only the tables' keys can be frozen.
     set.set_level(0);
@@ -138,7 +144,6 @@ fn a_freeze_frees_less_rather_than_let_the_shards_cram() {
 
 #[test]
 fn near_the_budget_shards_grow_less_then_fill_up() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     // A shard of 160 buckets (960 slots), with memory to grow by a sixteenth (not enough
     // for its siblings to grow as with ample memory), then none.
     let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
@@ -233,7 +238,6 @@ fn shard_ownership_has_one_rule() {
 /// key does.
 #[test]
 fn a_shard_grown_ahead_keeps_its_keys() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
     shard.grow(200).unwrap();
     let mut allowance = usize::MAX;
@@ -333,7 +337,6 @@ fn keys_differing_in_any_of_80_bits_stay_apart() {
 /// once theirs is `kept_for` back; a checkpoint's copy keeps every set as it was.
 #[test]
 fn keys_go_once_their_term_is_over_and_those_kept_for_good_stay() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     for every in [2u32, 4] {
         let forgetting = Forgetting {
             kept_for: 4,
@@ -412,7 +415,6 @@ fn keys_go_once_their_term_is_over_and_those_kept_for_good_stay() {
 /// key goes before its term is over, and keys of long ago do go.
 #[test]
 fn keys_of_a_table_spanning_many_levels_go_no_sooner_than_their_term() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let forgetting = Forgetting {
         kept_for: 4,
         keep_every: 16,
@@ -471,7 +473,6 @@ fn a_damaged_set_header_is_refused() {
 /// eighths every sixteenth; keys kept later are transient or not by that spacing.
 #[test]
 fn levels_kept_for_good_space_out_as_they_fill_the_set() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let every = |set: &KeySet| set.clock.keep_every();
     let for_good = |set: &KeySet| -> usize { set.shards.iter().map(Shard::spaced_bytes).sum() };
     let fill = |set: &mut KeySet, level: u32, keys: std::ops::Range<u128>| {
@@ -540,7 +541,6 @@ fn partly_frozen(key: impl Fn(u128) -> u128) -> KeySet {
 
 #[test]
 fn an_insertion_past_the_frozen_set_still_finds_the_tables_keys() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let mut set = partly_frozen(key);
     let mut insert = |i: u128| {
         let shard = &mut set.shards[shard_of(key(i))];
@@ -559,7 +559,6 @@ fn an_insertion_past_the_frozen_set_still_finds_the_tables_keys() {
 #[cfg(debug_assertions)]
 #[should_panic(expected = "missing from the frozen set")]
 fn an_insertion_told_a_frozen_key_was_missing_is_caught() {
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let mut set = partly_frozen(key);
     let shard = &mut set.shards[shard_of(key(5))];
     let mut allowance = usize::MAX;
@@ -569,7 +568,6 @@ fn an_insertion_told_a_frozen_key_was_missing_is_caught() {
 #[test]
 fn a_stopped_freeze_leaves_every_key_in_place() {
     use std::sync::atomic::AtomicUsize;
-    let key = |i: u128| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1;
     let mut set = KeySet::new();
     for i in 0..300_000u128 {
         assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
