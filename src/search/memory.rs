@@ -112,6 +112,10 @@ impl<T: Pod> ZeroedTable<T> {
     /// 1461 went from 6.05 s to 5.37 s).
     pub(crate) fn new_populated(len: usize) -> Option<ZeroedTable<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        #[cfg(test)]
+        if tests::POPULATED_FAIL.get() {
+            return None;
+        }
         if bytes < HEAP_TABLE_BYTES {
             return Some(Self::on_heap(len));
         }
@@ -283,9 +287,24 @@ pub(crate) fn release_freed_tables() {
     }
 }
 
+/// Runs `f` with every populated table this thread asks for refused, as when memory runs out
+/// (a test's way to see what the callers make of that).
+#[cfg(test)]
+pub(crate) fn with_populated_tables_refused<R>(f: impl FnOnce() -> R) -> R {
+    tests::POPULATED_FAIL.set(true);
+    let result = f();
+    tests::POPULATED_FAIL.set(false);
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Whether `new_populated` refuses every table on this thread.
+        pub(super) static POPULATED_FAIL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
 
     #[test]
     fn tables_start_zeroed_and_keep_what_is_written() {

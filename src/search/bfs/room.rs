@@ -1,14 +1,13 @@
 //! Where more room comes from once a pass has spent its budget: the caller's memory (the
 //! table's), then links moved to disk, then the keys frozen, then the key set filled further.
 
-use crate::search::bfs::keys::KeySet;
+use crate::search::bfs::keys::{KeySet, NotFrozen};
 use crate::search::bfs::levels::disk::{DiskBudget, DiskError};
 use crate::search::bfs::levels::graph::{LevelGraph, DISK_STEP_BYTES};
 use crate::search::bfs::levels::level::LevelPositions;
 use crate::search::bfs::limits::PassLimits;
 use crate::search::bfs::outcome::{BfsOutcome, GiveUp};
 use crate::search::interrupt::{Abort, Interrupt};
-use std::time::Instant;
 
 /// Where more room came from once the budget was spent.
 pub(super) enum Room {
@@ -101,14 +100,9 @@ pub(super) fn make_room(
             Ok(Room::Disk(0)) => {
                 let stop = || places.interrupt.raised();
                 match seen.freeze(places.pool, &stop) {
-                    Some(0) => return Ok(false),
-                    Some(_) => {}
-                    None => {
-                        return match places.interrupt.check(Instant::now()) {
-                            Some(abort) => Err(NoRoom::Aborted(abort)),
-                            None => Ok(false),
-                        }
-                    }
+                    Ok(0) | Err(NotFrozen::NoMemory) => return Ok(false),
+                    Ok(_) => {}
+                    Err(NotFrozen::Stopped) => return Err(NoRoom::Aborted(places.interrupt.why())),
                 }
             }
             Ok(Room::Disk(_)) => {}

@@ -25,6 +25,27 @@ const MIN_BUCKET_BITS: u32 = 1;
 /// Bytes after the last record, so that every record can be read as 16 bytes.
 const PADDING: usize = 16;
 
+/// Why a freeze left a shard (or a key set) as it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotFrozen {
+    /// Its `stop` said so.
+    Stopped,
+    /// The memory for the keys sorted or the new frozen set was not to be had.
+    NoMemory,
+}
+
+/// Why no frozen set was made of some items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotMade {
+    /// The items did not come to their count: fewer when a freeze was stopped, else a caller's
+    /// mistake.
+    Miscounted,
+    /// The memory for the set's tables was not to be had.
+    NoMemory,
+    /// More items than one set numbers (2^32).
+    TooMany,
+}
+
 pub(crate) struct FrozenKeys {
     bucket_bits: u32,
     tag_bits: u32,
@@ -61,52 +82,55 @@ impl FrozenKeys {
 
     /// The frozen set of `values` (ascending, no repeats, below 2^VALUE_BITS; `len` of them).
     #[cfg(test)]
-    fn new(values: impl Iterator<Item = u128>, len: usize) -> Option<FrozenKeys> {
+    fn new(values: impl Iterator<Item = u128>, len: usize) -> Result<FrozenKeys, NotMade> {
         Self::new_tagged(values, len, 0)
     }
 
     /// The frozen set of `items` (values with tags of `tag_bits` bits, `value << tag_bits |
-    /// tag`: ascending, no value twice, below 2^(VALUE_BITS + tag_bits); `len` of them). None
-    /// when there are too many for one set (2^32), or when `items` ends before `len` (a
-    /// freeze stopped).
+    /// tag`: ascending, no value twice, below 2^(VALUE_BITS + tag_bits); `len` of them), or
+    /// why none was made.
     pub(crate) fn new_tagged(
         items: impl Iterator<Item = u128>,
         len: usize,
         tag_bits: u32,
-    ) -> Option<FrozenKeys> {
-        let _ = u32::try_from(len).ok()?;
+    ) -> Result<FrozenKeys, NotMade> {
+        u32::try_from(len).map_err(|_| NotMade::TooMany)?;
         let bucket_bits = Self::bucket_bits_for(len);
         let record_bits = Self::record_bits_for(bucket_bits, tag_bits);
         let record_mask = u128::MAX >> (128 - record_bits);
-        let mut starts_table = ZeroedTable::<u32>::new_populated((1 << bucket_bits) + 1)?;
+        let mut starts_table =
+            ZeroedTable::<u32>::new_populated((1 << bucket_bits) + 1).ok_or(NotMade::NoMemory)?;
         let mut records_table =
-            ZeroedTable::<u8>::new_populated(Self::records_bytes(len, record_bits))?;
+            ZeroedTable::<u8>::new_populated(Self::records_bytes(len, record_bits))
+                .ok_or(NotMade::NoMemory)?;
         let starts = starts_table.as_mut_slice();
         let records = records_table.as_mut_slice();
         let shift = VALUE_BITS + tag_bits - bucket_bits;
         let mut written = 0;
         for value in items {
             // More values than `len` is a caller's mistake, not a stopped freeze (in release
-            // builds it makes no set, as a stopped freeze does).
+            // builds it makes no set).
             debug_assert!(written < len, "more values than {len}");
             debug_assert!(value >> (VALUE_BITS + tag_bits) == 0, "an item too wide");
             starts[(value >> shift) as usize + 1] += 1;
             // Or'ed into the 16 bytes from the record's first byte: the bits before it are the
             // previous record's, those after it still zeros (at most 79 + 7 bits are touched).
             let bit = written * record_bits;
-            let bytes = records.get_mut(bit / 8..bit / 8 + 16)?;
+            let bytes = records
+                .get_mut(bit / 8..bit / 8 + 16)
+                .ok_or(NotMade::Miscounted)?;
             let old = u128::from_le_bytes(bytes.try_into().expect("16 bytes"));
             let new = old | (value & record_mask) << (bit % 8);
             bytes.copy_from_slice(&new.to_le_bytes());
             written += 1;
         }
         if written != len {
-            return None;
+            return Err(NotMade::Miscounted);
         }
         for i in 1..starts.len() {
             starts[i] += starts[i - 1];
         }
-        Some(FrozenKeys {
+        Ok(FrozenKeys {
             bucket_bits,
             tag_bits,
             record_bits,
@@ -257,7 +281,10 @@ mod tests {
             assert!(frozen.bytes() <= FrozenKeys::bytes_for_tagged(n, 0) + 64);
             // Values that end early (a stopped freeze) make no set.
             if n > 0 {
-                assert!(FrozenKeys::new(set.iter().copied().take(n - 1), n).is_none());
+                assert_eq!(
+                    FrozenKeys::new(set.iter().copied().take(n - 1), n).err(),
+                    Some(NotMade::Miscounted)
+                );
             }
         }
         // The extremes of the value space.

@@ -24,6 +24,7 @@ pub(super) mod level_index;
 mod set;
 mod table;
 
+pub(crate) use frozen::NotFrozen;
 pub(crate) use key_map::KeyMap;
 pub(crate) use set::{
     owner_of, owner_of_key, place_among_owned, shard_of, shards_of, FrozenLookUp, Grown, KeySet,

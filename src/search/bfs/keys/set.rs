@@ -7,9 +7,9 @@ use super::census::Census;
 use super::forgetting::{
     Clock, Forgetting, FreezeAt, Span, Tag, Term, KEPT_FOR_GOOD_EVERY, KEPT_SHORT_AT_LEAST,
 };
-use super::frozen::{merged, FrozenKeys, VALUE_BITS};
+use super::frozen::{merged, FrozenKeys, NotFrozen, NotMade, VALUE_BITS};
 use super::table::{Inserted, KeyTable};
-use std::sync::atomic::{AtomicBool, Ordering};
+use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// An insert-only set of 128-bit keys: 64 tables of one-line buckets (`table.rs`) chosen by the
@@ -328,35 +328,44 @@ impl Shard {
 
     /// Moves the table's keys into the frozen set and starts an empty table; keys whose term
     /// is over `at` are let go of (see `forgetting.rs`). Memory for the sorted keys and the
-    /// new set is taken on top of the old ones, one shard at a time. False, with the shard as
-    /// it was, if `stop` said so first.
-    fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> bool {
-        let Some(entries) = self.sorted_entries(stop) else {
-            return false;
-        };
+    /// new set is taken on top of the old ones, one shard at a time. The shard is left as it
+    /// was if `stop` said so first or that memory was not to be had.
+    fn freeze(&mut self, stop: &dyn Fn() -> bool, at: FreezeAt) -> Result<(), NotFrozen> {
+        let entries = self.sorted_entries(stop)?;
         let mut polled = 0usize;
+        let mut stopped = false;
         let mut go_on = || {
             polled += 1;
-            !polled.is_multiple_of(STOP_POLL) || !stop()
+            stopped = stopped || (polled.is_multiple_of(STOP_POLL) && stop());
+            !stopped
         };
         let spans = self.spans_after(at, true);
         let entries = self
             .frozen_entries(&entries, &spans)
             .take_while(|_| go_on());
         // (`freeze_saving` is 0, so no freeze, for a shard of more keys than a frozen set
-        // holds: `None` here means the merge was stopped.)
-        let Some(set) = FrozenKeys::new_tagged(entries, self.frozen_after(&spans), Tag::BITS)
-        else {
-            // Else the table and the frozen set held a key twice: every later freeze would fail.
-            debug_assert!(stop(), "a freeze's keys did not come to their count");
-            return false;
+        // holds.)
+        let set = FrozenKeys::new_tagged(entries, self.frozen_after(&spans), Tag::BITS);
+        let set = match set {
+            Ok(set) => set,
+            Err(NotMade::Miscounted) if stopped => return Err(NotFrozen::Stopped),
+            Err(NotMade::NoMemory) => return Err(NotFrozen::NoMemory),
+            Err(why) => {
+                // The table and the frozen set held a key twice: every later freeze would
+                // fail. The pass ends as short of memory (release builds).
+                debug_assert!(
+                    false,
+                    "a freeze's keys did not come to their count: {why:?}"
+                );
+                return Err(NotFrozen::NoMemory);
+            }
         };
         self.frozen = (set.len() > 0).then_some(set);
         self.spans = spans;
         self.table = KeyTable::new(Self::FIRST_BUCKETS).expect("a small key table");
         self.tally = Tally::EMPTY;
         self.since = at.level;
-        true
+        Ok(())
     }
 
     /// The frozen set's entries and the table's `entries` (ascending) that `spans` keeps, as
@@ -374,9 +383,9 @@ impl Shard {
         merged(old.filter(kept), entries.iter().copied().filter(kept))
     }
 
-    /// The table's keys as entries, ascending; `None` if `stop` said so first (see
-    /// `KeyTable::sorted_entries`).
-    fn sorted_entries(&self, stop: &dyn Fn() -> bool) -> Option<Vec<Entry>> {
+    /// The table's keys as entries, ascending; not if `stop` said so first or memory was
+    /// short (see `KeyTable::sorted_entries`).
+    fn sorted_entries(&self, stop: &dyn Fn() -> bool) -> Result<Vec<Entry>, NotFrozen> {
         let entry = |Slot { word, ext }: Slot| -> Entry {
             value_of(word, ext) << Tag::BITS | u128::from(ext >> EXT_BITS)
         };
@@ -389,7 +398,9 @@ impl Shard {
     /// then every key as a count and the entries (value and tag) ascending: as a freeze now
     /// would make them without letting any go. Returns the bytes written.
     fn write_values(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
-        let entries = self.sorted_entries(&|| false).expect("not stopped");
+        let entries = self
+            .sorted_entries(&|| false)
+            .map_err(|_| std::io::Error::other("no memory to sort a shard's keys"))?;
         let at = FreezeAt {
             level: self.clock.level(),
             kept_for: self.clock.kept_for(),
@@ -876,15 +887,16 @@ impl KeySet {
     /// With `pool`, shards are frozen on its threads. Returns the bytes freed: 0 when that
     /// would be less than an eighth of the set even with the short term cut, and less than
     /// `1 / LAST_FREEZE_SAVING` of it with the terms whole (each freeze rebuilds every frozen
-    /// key: freezing again and again for little would cost more than it gives). `None` when `stop`
-    /// (polled every million keys or so) cut it short: every shard then holds its keys,
-    /// frozen or not, and the caller should end the search (a freeze of a billion keys took
-    /// seconds).
+    /// key: freezing again and again for little would cost more than it gives). Not when `stop`
+    /// (polled every million keys or so) cut it short, or the memory for a shard's sorted keys
+    /// or its new frozen set was not to be had: every shard then holds its keys, frozen or not
+    /// (some shards may have been frozen), and the caller should end the search (a freeze of a
+    /// billion keys took seconds).
     pub(crate) fn freeze(
         &mut self,
         pool: Option<&rayon::ThreadPool>,
         stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<usize> {
+    ) -> Result<usize, NotFrozen> {
         let mut at = self.freeze_at();
         let room = self.bytes;
         // Short of what an eighth needs, keys are kept for less time, down to
@@ -905,7 +917,7 @@ impl KeySet {
         };
         let freed = match chosen {
             Some(at) => self.freeze_where(pool, stop, at, &|shard| shard.freeze_saving(at) > 0),
-            None => Some(0),
+            None => Ok(0),
         };
         self.widen_spacing(room);
         freed
@@ -940,7 +952,7 @@ impl KeySet {
         &mut self,
         pool: Option<&rayon::ThreadPool>,
         stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<usize> {
+    ) -> Result<usize, NotFrozen> {
         let at = self.freeze_at();
         self.freeze_where(pool, stop, at, &|shard| {
             shard.tally.len > 0 || shard.lets_go(at)
@@ -955,19 +967,24 @@ impl KeySet {
         }
     }
 
-    /// Freezes the shards `worth` picks (see `freeze`).
+    /// Freezes the shards `worth` picks (see `freeze`); once one shard's freeze fails, the
+    /// others are left as they are.
     fn freeze_where(
         &mut self,
         pool: Option<&rayon::ThreadPool>,
         stop: &(dyn Fn() -> bool + Sync),
         at: FreezeAt,
         worth: &(dyn Fn(&Shard) -> bool + Sync),
-    ) -> Option<usize> {
+    ) -> Result<usize, NotFrozen> {
         let before = self.bytes;
-        let stopped = AtomicBool::new(false);
+        // The first failure, if any (a shard's freeze takes seconds: the lock costs nothing).
+        let failure: Mutex<Option<NotFrozen>> = Mutex::new(None);
         let freeze = |shard: &mut Shard| {
-            if stopped.load(Ordering::Relaxed) || !shard.freeze(stop, at) {
-                stopped.store(true, Ordering::Relaxed);
+            if failure.lock().is_some() {
+                return;
+            }
+            if let Err(why) = shard.freeze(stop, at) {
+                failure.lock().get_or_insert(why);
             }
         };
         match pool {
@@ -981,7 +998,10 @@ impl KeySet {
             None => self.shards.iter_mut().filter(|s| worth(s)).for_each(freeze),
         }
         self.recount();
-        (!stopped.into_inner()).then(|| before.saturating_sub(self.bytes))
+        match failure.into_inner() {
+            None => Ok(before.saturating_sub(self.bytes)),
+            Some(why) => Err(why),
+        }
     }
 }
 
@@ -1033,9 +1053,12 @@ fn read_set(
     if let Some(e) = failure {
         return Err(e);
     }
-    frozen
-        .map(Some)
-        .ok_or_else(|| std::io::Error::other("a shard's keys are cut short"))
+    frozen.map(Some).map_err(|why| match why {
+        NotMade::NoMemory => std::io::Error::other("no memory for a shard's keys"),
+        NotMade::Miscounted | NotMade::TooMany => {
+            std::io::Error::other("a shard's keys are cut short")
+        }
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use super::bucket::{
     home, value_of, Bucket, CompactBucket, Geometry, Slot, WideBucket, BUCKET_BYTES, COMPACT_FROM,
     EXT_BITS, EXT_MASK,
 };
+use super::frozen::NotFrozen;
 use super::key_map::KeyMap;
 use crate::search::memory::ZeroedTable;
 
@@ -150,15 +151,15 @@ impl KeyTable {
         Some(bigger)
     }
 
-    /// The keys' entries (made by `entry`), ascending; `None` if `stop` said so first (asked
-    /// every `poll` buckets). See `Table::sorted_entries`.
+    /// The keys' entries (made by `entry`), ascending; not if `stop` said so first (asked
+    /// every `poll` buckets) or their vector could not be had. See `Table::sorted_entries`.
     pub(super) fn sorted_entries<E: Ord + Copy>(
         &self,
         entry: impl Fn(Slot) -> E,
         capacity: usize,
         poll: usize,
         stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<E>> {
+    ) -> Result<Vec<E>, NotFrozen> {
         either!(self, t => t.sorted_entries(entry, capacity, poll, stop))
     }
 
@@ -335,16 +336,21 @@ impl<B: Bucket> Table<B> {
         capacity: usize,
         poll: usize,
         stop: &dyn Fn() -> bool,
-    ) -> Option<Vec<E>> {
+    ) -> Result<Vec<E>, NotFrozen> {
         if stop() {
-            return None;
+            return Err(NotFrozen::Stopped);
         }
         let buckets = self.buckets.as_slice();
         let len = buckets.len();
         let mut stashed: Vec<(Slot, usize)> = self.stashed().collect();
         stashed.sort_unstable_by_key(|&(_, home)| home);
         let mut stashed = stashed.into_iter().peekable();
-        let mut entries = Vec::with_capacity(capacity);
+        // A freeze comes when memory is short: the vector (16 bytes a key, hundreds of megabytes
+        // for a large shard) may not be had, and that must not end the process.
+        let mut entries = Vec::new();
+        entries
+            .try_reserve_exact(capacity)
+            .map_err(|_| NotFrozen::NoMemory)?;
         let mut wrapped = Vec::new();
         let mut at = 0;
         // The run the last bucket passed on into.
@@ -372,7 +378,7 @@ impl<B: Bucket> Table<B> {
         let mut cluster = entries.len();
         for (at, bucket) in buckets.iter().enumerate().skip(at) {
             if at % poll == poll - 1 && stop() {
-                return None;
+                return Err(NotFrozen::Stopped);
             }
             entries.extend((0..bucket.used()).map(|i| entry(bucket.slot(i, at, &self.geometry).0)));
             if !bucket.passed_on() {
@@ -388,7 +394,7 @@ impl<B: Bucket> Table<B> {
         entries.extend(stashed.map(|(slot, _)| entry(slot)));
         entries.extend(wrapped);
         entries[cluster..].sort_unstable();
-        Some(entries)
+        Ok(entries)
     }
 
     /// Buckets a look-up of `word` that misses reads.

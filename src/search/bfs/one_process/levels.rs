@@ -7,7 +7,7 @@ use crate::search::bfs::expand::children::{DeadCache, Pipeline};
 use crate::search::bfs::expand::serial::expand_level;
 use crate::search::bfs::expand::{crew, narrow, parallel};
 use crate::search::bfs::keys::census::{Census, GAP_BUCKETS};
-use crate::search::bfs::keys::KeySet;
+use crate::search::bfs::keys::{KeySet, NotFrozen};
 use crate::search::bfs::levels::checkpoint::Checkpoints;
 use crate::search::bfs::levels::disk::DiskError;
 use crate::search::bfs::levels::graph::LevelGraph;
@@ -173,22 +173,18 @@ impl Levels for OneProcess<'_> {
             limits.mate_length(self.depth),
         )?;
         // (Not after the narrow loop's levels: it freezes none.)
-        if limits.tuning.freeze_every_level
-            && !logged
-            && self
-                .seen
-                .freeze_all(limits.pool, &|| limits.interrupt.raised())
-                .is_none()
-        {
-            // Not stopped: the frozen sets' memory was not to be had.
-            let reason = match limits.interrupt.check(Instant::now()) {
-                Some(abort) => GiveUp::Aborted(abort),
-                None => GiveUp::Memory,
-            };
-            return Err(BfsOutcome::GaveUp {
-                lower_bound: limits.mate_length(self.depth),
-                reason,
-            });
+        if limits.tuning.freeze_every_level && !logged {
+            let frozen = (self.seen).freeze_all(limits.pool, &|| limits.interrupt.raised());
+            if let Err(why) = frozen {
+                let reason = match why {
+                    NotFrozen::Stopped => GiveUp::Aborted(limits.interrupt.why()),
+                    NotFrozen::NoMemory => GiveUp::Memory,
+                };
+                return Err(BfsOutcome::GaveUp {
+                    lower_bound: limits.mate_length(self.depth),
+                    reason,
+                });
+            }
         }
         Ok(used)
     }

@@ -40,7 +40,7 @@ use crate::search::bfs::bushy::Bushy;
 use crate::search::bfs::expand::children::DeadCache;
 use crate::search::bfs::expand::children::Pipeline;
 use crate::search::bfs::keys::census::GAP_BUCKETS;
-use crate::search::bfs::keys::{KeyMap, KeySet};
+use crate::search::bfs::keys::{KeyMap, KeySet, NotFrozen};
 use crate::search::bfs::levels::checkpoint::{self, Checkpoints, Plan, Resumed};
 use crate::search::bfs::levels::disk::DiskError;
 use crate::search::bfs::levels::graph::{LevelGraph, DISK_STEP_BYTES};
@@ -669,11 +669,12 @@ fn keep_new(
                 Err(()) if !froze => {
                     froze = true;
                     let stop = || limits.interrupt.check(Instant::now()).is_some();
-                    if seen.freeze(None, &stop).is_none() {
-                        return Err(limits
-                            .interrupt
-                            .check(Instant::now())
-                            .map_or(Status::Memory, Status::of_abort));
+                    match seen.freeze(None, &stop) {
+                        Ok(_) => {}
+                        Err(NotFrozen::Stopped) => {
+                            return Err(Status::of_abort(limits.interrupt.why()))
+                        }
+                        Err(NotFrozen::NoMemory) => return Err(Status::Memory),
                     }
                 }
                 Err(()) => return Err(Status::Memory),

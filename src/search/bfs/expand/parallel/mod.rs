@@ -36,7 +36,7 @@ use slice::{Expanded, Inserted};
 
 use crate::search::bfs::expand::children::DeadCache;
 use crate::search::bfs::expand::crew::Team;
-use crate::search::bfs::keys::{FrozenLookUp, KeySet, Shard};
+use crate::search::bfs::keys::{FrozenLookUp, KeySet, NotFrozen, Shard};
 use crate::search::bfs::levels::level::{Level, LevelOutcome, Line, Mate};
 use crate::search::interrupt::Abort;
 use parking_lot::Mutex;
@@ -383,14 +383,9 @@ fn insert_slice(
         match resorts.next(more_memory(), others_left_room) {
             Resort::Again => {}
             Resort::Freeze => match seen.freeze(Some(pool), &|| level.interrupt.raised()) {
-                Some(freed) => *allowance += freed,
-                // Not stopped: the frozen sets' memory was not to be had.
-                None => {
-                    return Err(match level.interrupt.check(Instant::now()) {
-                        Some(abort) => SliceStop::Aborted(abort),
-                        None => SliceStop::Memory,
-                    })
-                }
+                Ok(freed) => *allowance += freed,
+                Err(NotFrozen::Stopped) => return Err(SliceStop::Aborted(level.interrupt.why())),
+                Err(NotFrozen::NoMemory) => return Err(SliceStop::Memory),
             },
             Resort::More(bytes) | Resort::Overdraw(bytes) => *allowance += bytes,
             Resort::GiveUp => return Err(SliceStop::Memory),
