@@ -8,8 +8,12 @@
 //! records (about eight to a bucket): one or two cache lines. Nothing of the value is lost, so
 //! frozen keys can be merged with newer ones into a new frozen set.
 //!
+//! A bucket's start is kept in two parts: the start of its block of `BLOCK_BUCKETS` buckets (a
+//! small table, which stays in the caches) and its 16-bit offset within the block: 2 bytes a
+//! bucket where a whole start took 4, a quarter of a byte a key less.
+//!
 //! A set may keep a few bits more with each value, below it in the record: a *tag* (the key
-//! set keeps how long a key is to be kept there, 6 bits: records of 57-64 bits, 7.6-8.5 bytes a
+//! set keeps how long a key is to be kept there, 6 bits: records of 57-64 bits, 7.4-8.3 bytes a
 //! key with the bucket starts). Its items are then `value << tag_bits | tag`, ordered by value.
 
 use crate::search::memory::ZeroedTable;
@@ -24,6 +28,10 @@ const KEYS_PER_BUCKET: usize = 8;
 const MIN_BUCKET_BITS: u32 = 1;
 /// Bytes after the last record, so that every record can be read as 16 bytes.
 const PADDING: usize = 16;
+/// Buckets of a block, whose offsets count from the block's start (`BLOCK_BITS` of the bucket
+/// number): about 32,768 records at eight a bucket, well within an offset's 16 bits (a block
+/// that held more than 65,535 would have the set use smaller blocks: see `block_bits_for`).
+const BLOCK_BITS: u32 = 12;
 
 /// Why a freeze left a shard (or a key set) as it was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,9 +60,14 @@ pub(crate) struct FrozenKeys {
     /// Bits a record: the rest of a value and the tag, `VALUE_BITS + tag_bits - bucket_bits`.
     record_bits: usize,
     record_mask: u128,
-    /// Where each bucket's records begin; one more than there are buckets. (Both tables are
-    /// mapped for huge pages when large, as the key set's are: look-ups land anywhere in them.)
-    starts: ZeroedTable<u32>,
+    /// Buckets a block, as a shift: `BLOCK_BITS`, or fewer (see `block_bits_for`).
+    block_bits: u32,
+    /// Where each block's records begin; one more than there are blocks.
+    block_starts: Vec<u32>,
+    /// Where each bucket's records begin, from its block's start; one more than there are
+    /// buckets (the last 0). (It and the records are mapped for huge pages when large, as the
+    /// key set's tables are: look-ups land anywhere in them.)
+    offsets: ZeroedTable<u16>,
     records: ZeroedTable<u8>,
 }
 
@@ -73,10 +86,31 @@ impl FrozenKeys {
         (keys * record_bits).div_ceil(8) + PADDING
     }
 
+    /// Bytes of the bucket starts for `bucket_bits` and `block_bits`.
+    fn starts_bytes(bucket_bits: u32, block_bits: u32) -> usize {
+        ((1usize << bucket_bits) + 1) * 2 + ((1usize << (bucket_bits - block_bits)) + 1) * 4
+    }
+
+    /// The widest blocks (at most `BLOCK_BITS` of the bucket number) in which no offset needs
+    /// more than 16 bits, given the records each bucket holds. Hashed keys never need fewer
+    /// than `BLOCK_BITS` (a block holds 65,535 records only some 180 standard deviations above
+    /// its mean); the loop makes any set of values exact.
+    fn block_bits_for(counts: &[u32], bucket_bits: u32) -> u32 {
+        let mut bits = BLOCK_BITS.min(bucket_bits);
+        while bits > 0
+            && counts
+                .chunks(1 << bits)
+                .any(|block| block.iter().map(|&n| n as u64).sum::<u64>() > u16::MAX as u64)
+        {
+            bits -= 1;
+        }
+        bits
+    }
+
     /// What a frozen set of `keys` keys with tags of `tag_bits` bits takes.
     pub(crate) fn bytes_for_tagged(keys: usize, tag_bits: u32) -> usize {
         let bits = Self::bucket_bits_for(keys);
-        ((1usize << bits) + 1) * 4
+        Self::starts_bytes(bits, BLOCK_BITS.min(bits))
             + Self::records_bytes(keys, Self::record_bits_for(bits, tag_bits))
     }
 
@@ -98,12 +132,16 @@ impl FrozenKeys {
         let bucket_bits = Self::bucket_bits_for(len);
         let record_bits = Self::record_bits_for(bucket_bits, tag_bits);
         let record_mask = u128::MAX >> (128 - record_bits);
-        let mut starts_table =
-            ZeroedTable::<u32>::new_populated((1 << bucket_bits) + 1).ok_or(NotMade::NoMemory)?;
+        // Each bucket's count first, in whole words (a freeze's passing need: some 4 bytes a
+        // bucket, half a byte a key, against the sixteen of its sorted keys).
+        let mut counts = Vec::new();
+        counts
+            .try_reserve_exact(1 << bucket_bits)
+            .map_err(|_| NotMade::NoMemory)?;
+        counts.resize(1 << bucket_bits, 0u32);
         let mut records_table =
             ZeroedTable::<u8>::new_populated(Self::records_bytes(len, record_bits))
                 .ok_or(NotMade::NoMemory)?;
-        let starts = starts_table.as_mut_slice();
         let records = records_table.as_mut_slice();
         let shift = VALUE_BITS + tag_bits - bucket_bits;
         let mut written = 0;
@@ -112,7 +150,7 @@ impl FrozenKeys {
             // builds it makes no set).
             debug_assert!(written < len, "more values than {len}");
             debug_assert!(value >> (VALUE_BITS + tag_bits) == 0, "an item too wide");
-            starts[(value >> shift) as usize + 1] += 1;
+            counts[(value >> shift) as usize] += 1;
             // Or'ed into the 16 bytes from the record's first byte: the bits before it are the
             // previous record's, those after it still zeros (at most 79 + 7 bits are touched).
             let bit = written * record_bits;
@@ -127,25 +165,46 @@ impl FrozenKeys {
         if written != len {
             return Err(NotMade::Miscounted);
         }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
+        let block_bits = Self::block_bits_for(&counts, bucket_bits);
+        let mut offsets_table =
+            ZeroedTable::<u16>::new_populated(counts.len() + 1).ok_or(NotMade::NoMemory)?;
+        let offsets = offsets_table.as_mut_slice();
+        let mut block_starts = Vec::with_capacity((counts.len() >> block_bits) + 1);
+        let mut start = 0u32;
+        for (bucket, &count) in counts.iter().enumerate() {
+            if bucket.trailing_zeros() >= block_bits {
+                block_starts.push(start);
+            }
+            let block_start = block_starts.last().copied().unwrap_or(0);
+            offsets[bucket] = (start - block_start) as u16;
+            start += count;
         }
+        block_starts.push(start);
         Ok(FrozenKeys {
             bucket_bits,
             tag_bits,
             record_bits,
             record_mask,
-            starts: starts_table,
+            block_bits,
+            block_starts,
+            offsets: offsets_table,
             records: records_table,
         })
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.starts.as_slice().last().map_or(0, |&n| n as usize)
+        self.block_starts.last().map_or(0, |&n| n as usize)
     }
 
     pub(crate) fn bytes(&self) -> usize {
-        self.starts.len() * 4 + self.records.len()
+        self.offsets.len() * 2 + self.block_starts.capacity() * 4 + self.records.len()
+    }
+
+    /// Where the records of `bucket` begin (`bucket` may be one past the last: the end).
+    #[inline]
+    fn start(&self, bucket: usize) -> usize {
+        self.block_starts[bucket >> self.block_bits] as usize
+            + self.offsets.as_slice()[bucket] as usize
     }
 
     #[inline]
@@ -177,9 +236,7 @@ impl FrozenKeys {
     pub(crate) fn contains(&self, value: u128) -> bool {
         let bucket = self.bucket(value);
         let rest = value & (self.record_mask >> self.tag_bits);
-        let starts = self.starts.as_slice();
-        let (start, end) = (starts[bucket], starts[bucket + 1]);
-        for i in start as usize..end as usize {
+        for i in self.start(bucket)..self.start(bucket + 1) {
             let record = self.record(i) >> self.tag_bits;
             if record >= rest {
                 return record == rest;
@@ -188,10 +245,11 @@ impl FrozenKeys {
         false
     }
 
-    /// Starts loading where `value`'s bucket begins.
+    /// Starts loading where `value`'s bucket begins (its offset: the block starts stay in the
+    /// caches).
     #[inline]
     pub(crate) fn prefetch(&self, value: u128) {
-        crate::search::machine::prefetch(&self.starts.as_slice()[self.bucket(value)]);
+        crate::search::machine::prefetch(&self.offsets.as_slice()[self.bucket(value)]);
     }
 
     /// Starts loading the records of `value`'s bucket: reads where the bucket begins and ends
@@ -203,11 +261,10 @@ impl FrozenKeys {
     #[inline]
     pub(crate) fn prefetch_records(&self, value: u128) {
         let bucket = self.bucket(value);
-        let starts = self.starts.as_slice();
         let records = self.records.as_slice();
-        let first = starts[bucket] as usize * self.record_bits / 8;
+        let first = self.start(bucket) * self.record_bits / 8;
         // (The last record's bytes, as `record` reads them; the padding keeps them inside.)
-        let last = (starts[bucket + 1] as usize * self.record_bits / 8).max(first + 8);
+        let last = (self.start(bucket + 1) * self.record_bits / 8).max(first + 8);
         crate::search::machine::prefetch(&records[first]);
         crate::search::machine::prefetch(&records[last.min(records.len() - 1)]);
     }
@@ -215,13 +272,9 @@ impl FrozenKeys {
     /// The values, ascending (with their tags, as `new_tagged` took them).
     pub(crate) fn values(&self) -> impl Iterator<Item = u128> + '_ {
         let shift = VALUE_BITS + self.tag_bits - self.bucket_bits;
-        self.starts
-            .as_slice()
-            .windows(2)
-            .enumerate()
-            .flat_map(move |(b, w)| {
-                (w[0] as usize..w[1] as usize).map(move |i| ((b as u128) << shift) | self.record(i))
-            })
+        (0..1usize << self.bucket_bits).flat_map(move |b| {
+            (self.start(b)..self.start(b + 1)).map(move |i| ((b as u128) << shift) | self.record(i))
+        })
     }
 }
 
@@ -299,16 +352,51 @@ mod tests {
 
     #[test]
     fn a_large_set_takes_seven_bytes_a_key() {
-        // 2^22 keys: 19 bucket bits, 55 bits a record, half a byte of bucket start.
+        // 2^22 keys: 19 bucket bits, 55 bits a record, a quarter of a byte of bucket offset.
         assert_eq!(
             FrozenKeys::record_bits_for(FrozenKeys::bucket_bits_for(1 << 22), 0),
             55
         );
         let per_key = FrozenKeys::bytes_for_tagged(1 << 22, 0) as f64 / (1 << 22) as f64;
-        assert!((7.3..7.4).contains(&per_key), "{per_key}");
+        assert!((7.1..7.15).contains(&per_key), "{per_key}");
         // 2^25 keys: 52 bits a record.
         let per_key = FrozenKeys::bytes_for_tagged(1 << 25, 0) as f64 / (1 << 25) as f64;
-        assert!((6.9..7.05).contains(&per_key), "{per_key}");
+        assert!((6.7..6.8).contains(&per_key), "{per_key}");
+        // As made: a set's bytes are what the estimate says.
+        let set = values(1 << 20, 3);
+        let frozen = FrozenKeys::new(set.iter().copied(), set.len()).unwrap();
+        assert_eq!(frozen.block_bits, BLOCK_BITS);
+        let estimate = FrozenKeys::bytes_for_tagged(1 << 20, 0);
+        assert!(
+            frozen.bytes() <= estimate + 64,
+            "{} {estimate}",
+            frozen.bytes()
+        );
+    }
+
+    /// Values crowded into a few buckets (more than a 16-bit offset counts in one block) make
+    /// a set of smaller blocks, down to a block a bucket, that holds exactly them.
+    #[test]
+    fn crowded_buckets_take_smaller_blocks() {
+        // 200,000 values in the first 256 of the set's 16,384 buckets (the top 6 bits zero):
+        // some 780 a bucket, all in what would be one block.
+        let crowded: BTreeSet<u128> = values(200_000, 9).iter().map(|v| v >> 6).collect();
+        let frozen = FrozenKeys::new(crowded.iter().copied(), crowded.len()).unwrap();
+        assert!(frozen.block_bits < BLOCK_BITS, "{}", frozen.block_bits);
+        assert!(crowded.iter().all(|&v| frozen.contains(v)));
+        for &v in crowded.iter().take(5000) {
+            assert_eq!(frozen.contains(v ^ 1), crowded.contains(&(v ^ 1)));
+        }
+        assert!(!frozen.contains(1 << (VALUE_BITS - 1)));
+        assert!(frozen.values().eq(crowded.iter().copied()));
+        // All in one bucket: blocks of one bucket, whole starts.
+        let one: BTreeSet<u128> = values(70_000, 10).iter().map(|v| v >> 40).collect();
+        let frozen = FrozenKeys::new(one.iter().copied(), one.len()).unwrap();
+        assert_eq!(frozen.block_bits, 0);
+        assert!(one.iter().step_by(500).all(|&v| frozen.contains(v)));
+        assert!(!frozen.contains(1 << (VALUE_BITS - 1)));
+        assert!(frozen.values().eq(one.iter().copied()));
+        assert_eq!(frozen.len(), one.len());
     }
 
     /// Tagged, a set finds a value whatever its tag, and gives the tags back.
