@@ -8,9 +8,9 @@
 //! records (about eight to a bucket): one or two cache lines. Nothing of the value is lost, so
 //! frozen keys can be merged with newer ones into a new frozen set.
 //!
-//! A bucket's start is kept in two parts: the start of its block of `BLOCK_BUCKETS` buckets (a
-//! small table, which stays in the caches) and its 16-bit offset within the block: 2 bytes a
-//! bucket where a whole start took 4, a quarter of a byte a key less.
+//! A bucket's start is kept in two parts: the start of its block of 4,096 buckets (a small
+//! table, which stays in the caches) and its 16-bit offset within the block: 2 bytes a bucket
+//! where a whole start took 4, a quarter of a byte a key less.
 //!
 //! A set may keep a few bits more with each value, below it in the record: a *tag* (the key
 //! set keeps how long a key is to be kept there, 6 bits: records of 57-64 bits, 7.4-8.3 bytes a

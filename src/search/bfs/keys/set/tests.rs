@@ -565,30 +565,43 @@ fn an_insertion_told_a_frozen_key_was_missing_is_caught() {
     let _ = shard.insert_with(key(5), &mut allowance, false, FrozenLookUp::Done);
 }
 
+/// Keys of the freezes' tests (`key(i)` for i below it).
+const FREEZE_KEYS: u128 = 300_000;
+
+/// A set of the first `FREEZE_KEYS` test keys, none frozen.
+fn set_to_freeze() -> KeySet {
+    let mut set = KeySet::new();
+    for i in 0..FREEZE_KEYS {
+        assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
+    }
+    set
+}
+
+/// Whether `set` holds every key `set_to_freeze` put in it, and no more.
+fn all_there(set: &KeySet) -> bool {
+    (0..FREEZE_KEYS).all(|i| set.contains(key(i))) && set.len() == FREEZE_KEYS as usize
+}
+
 #[test]
 fn a_stopped_freeze_leaves_every_key_in_place() {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let mut set = KeySet::new();
-    for i in 0..300_000u128 {
-        assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
-    }
-    let all_there = |set: &KeySet| (0..300_000u128).all(|i| set.contains(key(i)));
+    let mut set = set_to_freeze();
     let bytes = set.bytes();
     assert_eq!(set.freeze(None, &|| true), Err(NotFrozen::Stopped));
-    assert!(all_there(&set) && set.len() == 300_000 && set.bytes() == bytes);
+    assert!(all_there(&set) && set.bytes() == bytes);
     // Stopped after ten shards: those are frozen, the others as they were.
     let polls = AtomicUsize::new(0);
     let after_ten = || polls.fetch_add(1, Ordering::Relaxed) >= 10;
     assert_eq!(set.freeze(None, &after_ten), Err(NotFrozen::Stopped));
-    assert!(all_there(&set) && set.len() == 300_000);
+    assert!(all_there(&set));
     assert!(set.bytes() < bytes);
     assert_eq!(set.shards.iter().filter(|s| s.frozen.is_some()).count(), 10);
     // Not stopped: all frozen, and the set still takes new keys.
     let frozen = set.freeze(None, &|| false);
     assert!(frozen.is_ok_and(|freed| freed > 0));
     assert!(set.shards.iter().all(|s| s.frozen.is_some()));
-    assert!(all_there(&set) && set.len() == 300_000);
-    assert_eq!(set.insert(key(300_000), usize::MAX, false), Ok(true));
+    assert!(all_there(&set));
+    assert_eq!(set.insert(key(FREEZE_KEYS), usize::MAX, false), Ok(true));
     assert_eq!(set.insert(key(5), usize::MAX, false), Ok(false));
 }
 
@@ -598,18 +611,14 @@ fn a_stopped_freeze_leaves_every_key_in_place() {
 /// which it was.)
 #[test]
 fn a_freeze_without_memory_says_so_and_leaves_every_key_in_place() {
-    let mut set = KeySet::new();
-    for i in 0..300_000u128 {
-        assert_eq!(set.insert(key(i), usize::MAX, false), Ok(true));
-    }
-    let all_there = |set: &KeySet| (0..300_000u128).all(|i| set.contains(key(i)));
+    let mut set = set_to_freeze();
     let bytes = set.bytes();
     let refused =
         crate::search::memory::with_populated_tables_refused(|| set.freeze(None, &|| false));
     assert_eq!(refused, Err(NotFrozen::NoMemory));
-    assert!(all_there(&set) && set.len() == 300_000 && set.bytes() == bytes);
+    assert!(all_there(&set) && set.bytes() == bytes);
     assert!(set.shards.iter().all(|s| s.frozen.is_none()));
     assert!(set.freeze(None, &|| false).is_ok_and(|freed| freed > 0));
-    assert!(all_there(&set) && set.len() == 300_000);
-    assert_eq!(set.insert(key(300_000), usize::MAX, false), Ok(true));
+    assert!(all_there(&set));
+    assert_eq!(set.insert(key(FREEZE_KEYS), usize::MAX, false), Ok(true));
 }
