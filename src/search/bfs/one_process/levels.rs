@@ -174,7 +174,9 @@ impl Levels for OneProcess<'_> {
         )?;
         // (Not after the narrow loop's levels: it freezes none.)
         if limits.tuning.freeze_every_level && !logged {
-            let frozen = (self.seen).freeze_all(limits.pool, &|| limits.interrupt.raised());
+            let frozen = self
+                .seen
+                .freeze_all(limits.pool, &|| limits.interrupt.raised());
             if let Err(why) = frozen {
                 let reason = match why {
                     NotFrozen::Stopped => GiveUp::Aborted(limits.interrupt.why()),
