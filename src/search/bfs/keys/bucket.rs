@@ -32,6 +32,13 @@ pub(super) fn value_of(word: u64, ext: u16) -> u128 {
 /// A bucket is one cache line.
 pub(super) const BUCKET_BYTES: usize = 64;
 
+/// The mark of the key of `word` among `marks` in a bucket's filter of passed-on keys: from the
+/// word's low bits, which the home bucket (its top bits) does not decide.
+#[inline]
+fn filter_mark(word: u64, marks: u32) -> u32 {
+    ((u64::from(word as u32) * u64::from(marks)) >> 32) as u32
+}
+
 /// The home bucket of `word` among `buckets`: multiply-shift, so any count and no modulo, and
 /// rising with the word (what sorting a table's keys relies on).
 #[inline]
@@ -77,7 +84,13 @@ pub(super) trait Bucket: Pod {
     /// Whether an insertion ever found the bucket full and went on to the next.
     fn passed_on(&self) -> bool;
 
-    fn pass_on(&mut self);
+    /// Whether an insertion may have passed the key of `word` on from this bucket: its mark in
+    /// the bucket's filter of passed-on keys is set (true for every key passed on, and for a
+    /// few others that share a mark).
+    fn passed_on_for(&self, word: u64) -> bool;
+
+    /// Notes that an insertion found the bucket full and passed the key of `word` on.
+    fn pass_on(&mut self, word: u64);
 
     /// Whether a used slot holds the key of `word` and `ext` (its bits under `EXT_MASK`), the
     /// bucket being `displaced` past the key's home.
@@ -90,8 +103,8 @@ pub(super) trait Bucket: Pod {
     fn slot(&self, i: usize, at: usize, geometry: &Geometry) -> (Slot, usize);
 }
 
-/// Six slots of ten bytes behind a four-byte head (slots used in the low bits, `PASSED_ON`
-/// above them): for any table, however small.
+/// Six slots of ten bytes behind a four-byte head (slots used in the low byte, the filter of
+/// passed-on keys in the 16 bits above it): for any table, however small.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Pod, Zeroable)]
 pub(super) struct WideBucket {
@@ -102,8 +115,14 @@ pub(super) struct WideBucket {
 const _: () = assert!(std::mem::size_of::<WideBucket>() == BUCKET_BYTES);
 
 impl WideBucket {
-    const PASSED_ON: u32 = 1 << 8;
     const USED_MASK: u32 = 0xff;
+    const FILTER_SHIFT: u32 = 8;
+    const FILTER_MARKS: u32 = 16;
+
+    #[inline]
+    fn mark(word: u64) -> u32 {
+        1 << (Self::FILTER_SHIFT + filter_mark(word, Self::FILTER_MARKS))
+    }
 }
 
 impl Bucket for WideBucket {
@@ -117,12 +136,17 @@ impl Bucket for WideBucket {
 
     #[inline]
     fn passed_on(&self) -> bool {
-        self.head & Self::PASSED_ON != 0
+        self.head & !Self::USED_MASK != 0
     }
 
     #[inline]
-    fn pass_on(&mut self) {
-        self.head |= Self::PASSED_ON;
+    fn passed_on_for(&self, word: u64) -> bool {
+        self.head & Self::mark(word) != 0
+    }
+
+    #[inline]
+    fn pass_on(&mut self, word: u64) {
+        self.head |= Self::mark(word);
     }
 
     #[inline]
@@ -145,8 +169,8 @@ impl Bucket for WideBucket {
     }
 }
 
-/// Seven slots of nine bytes behind a one-byte head (slots used in the low three bits,
-/// `PASSED_ON` above them), for tables of at least [`COMPACT_FROM`] buckets. A slot keeps the
+/// Seven slots of nine bytes behind a one-byte head (slots used in the low three bits, the
+/// filter of passed-on keys in the five above them), for tables of at least [`COMPACT_FROM`] buckets. A slot keeps the
 /// word's low [`REST_BITS`] bits: the key's home bucket, which a table that large has at
 /// most 2^52 words in, makes the rest, and the slot says how far past its home it is
 /// (up to `MOST_DISPLACED`). 9.1 bytes a slot against 10.7.
@@ -176,7 +200,13 @@ const _: () = assert!(
 
 impl CompactBucket {
     const USED_MASK: u8 = 0b111;
-    const PASSED_ON: u8 = 0b1000;
+    const FILTER_SHIFT: u32 = 3;
+    const FILTER_MARKS: u32 = 5;
+
+    #[inline]
+    fn mark(word: u64) -> u8 {
+        1 << (Self::FILTER_SHIFT + filter_mark(word, Self::FILTER_MARKS))
+    }
 
     /// A slot's low 64 bits and its ninth byte.
     #[inline]
@@ -208,12 +238,17 @@ impl Bucket for CompactBucket {
 
     #[inline]
     fn passed_on(&self) -> bool {
-        self.bytes[0] & Self::PASSED_ON != 0
+        self.bytes[0] & !Self::USED_MASK != 0
     }
 
     #[inline]
-    fn pass_on(&mut self) {
-        self.bytes[0] |= Self::PASSED_ON;
+    fn passed_on_for(&self, word: u64) -> bool {
+        self.bytes[0] & Self::mark(word) != 0
+    }
+
+    #[inline]
+    fn pass_on(&mut self, word: u64) {
+        self.bytes[0] |= Self::mark(word);
     }
 
     #[inline]
@@ -329,9 +364,10 @@ mod tests {
         }
         assert_eq!((wide.used(), compact.used()), (6, 7));
         assert!(!wide.passed_on() && !compact.passed_on());
-        wide.pass_on();
-        compact.pass_on();
+        wide.pass_on(9);
+        compact.pass_on(9);
         assert!(wide.passed_on() && compact.passed_on());
+        assert!(wide.passed_on_for(9) && compact.passed_on_for(9));
         assert_eq!((wide.used(), compact.used()), (6, 7));
         assert!(compact.holds(7, 3, 0) && !compact.holds(8, 3, 0));
     }
