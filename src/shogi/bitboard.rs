@@ -91,11 +91,20 @@ impl Bitboard {
     /// Iterates squares from low to high.
     #[inline]
     pub fn iter(self) -> BitboardIter {
-        BitboardIter(self.0)
+        BitboardIter {
+            low: self.0 as u64,
+            high: (self.0 >> 64) as u64,
+        }
     }
 }
 
-pub struct BitboardIter(u128);
+/// The squares of a board, low to high, one 64-bit half after the other: a 128-bit count of
+/// trailing zeros and clear of the lowest bit each took twice the instructions (movegen's
+/// loops over a board were 6% of a narrow pass's instructions).
+pub struct BitboardIter {
+    low: u64,
+    high: u64,
+}
 
 #[inline]
 fn pop_lowest(bits: &mut u128) -> Option<Square> {
@@ -112,11 +121,21 @@ impl Iterator for BitboardIter {
     type Item = Square;
     #[inline]
     fn next(&mut self) -> Option<Square> {
-        pop_lowest(&mut self.0)
+        if self.low != 0 {
+            let sq = Square::from_index(self.low.trailing_zeros() as u8);
+            self.low &= self.low - 1;
+            Some(sq)
+        } else if self.high != 0 {
+            let sq = Square::from_index(64 + self.high.trailing_zeros() as u8);
+            self.high &= self.high - 1;
+            Some(sq)
+        } else {
+            None
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.0.count_ones() as usize;
+        let n = (self.low.count_ones() + self.high.count_ones()) as usize;
         (n, Some(n))
     }
 }
@@ -200,5 +219,32 @@ mod tests {
             Bitboard::from_square(Square::new(3, 3)).single(),
             Some(Square::new(3, 3))
         );
+    }
+
+    /// The two halves' iteration gives every square of a board once, low to high, across the
+    /// boundary at square 64 too, and says beforehand how many.
+    #[test]
+    fn iteration_meets_every_square_in_order() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut boards = vec![0u128, 1, 1 << 63, 1 << 64, 3 << 63, Bitboard::ALL.0];
+        for _ in 0..500 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let y = x.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15;
+            boards.push(
+                (u128::from(x) | u128::from(y) << 64)
+                    & Bitboard::ALL.0
+                    & u128::from(x).rotate_left(x as u32 % 128),
+            );
+            boards.push((u128::from(x) | u128::from(y) << 64) & Bitboard::ALL.0);
+        }
+        for bits in boards {
+            let expected: Vec<usize> = (0..81).filter(|&i| bits >> i & 1 == 1).collect();
+            let iter = Bitboard(bits).iter();
+            assert_eq!(iter.size_hint(), (expected.len(), Some(expected.len())));
+            let met: Vec<usize> = iter.map(Square::index).collect();
+            assert_eq!(met, expected, "{bits:#x}");
+        }
     }
 }
