@@ -6,6 +6,18 @@ use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, N
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Bitboard(pub u128);
 
+/// Each square's bit, for setting and clearing at run time: a load where a 128-bit shift by
+/// a variable count is a branch or a few conditional moves (`do_move`, `undo_move`).
+static SQUARE_BITS: [u128; 81] = {
+    let mut bits = [0; 81];
+    let mut i = 0;
+    while i < 81 {
+        bits[i] = 1 << i;
+        i += 1;
+    }
+    bits
+};
+
 impl Bitboard {
     pub const EMPTY: Bitboard = Bitboard(0);
     pub const ALL: Bitboard = Bitboard((1u128 << 81) - 1);
@@ -32,17 +44,17 @@ impl Bitboard {
 
     #[inline]
     pub fn set(&mut self, sq: Square) {
-        self.0 |= 1u128 << sq.index();
+        self.0 |= SQUARE_BITS[sq.index()];
     }
 
     #[inline]
     pub fn clear(&mut self, sq: Square) {
-        self.0 &= !(1u128 << sq.index());
+        self.0 &= !SQUARE_BITS[sq.index()];
     }
 
     #[inline]
     pub fn toggle(&mut self, sq: Square) {
-        self.0 ^= 1u128 << sq.index();
+        self.0 ^= SQUARE_BITS[sq.index()];
     }
 
     #[inline]
