@@ -38,8 +38,8 @@ impl Bitboard {
     }
 
     #[inline]
-    pub const fn has(self, sq: Square) -> bool {
-        self.0 >> sq.index() & 1 != 0
+    pub fn has(self, sq: Square) -> bool {
+        self.0 & SQUARE_BITS[sq.index()] != 0
     }
 
     #[inline]
