@@ -405,13 +405,17 @@ impl Position {
         let mut word = 0;
         let mut codes = packed.words[0];
         let mut in_word = 0;
-        for (half, &occupied) in packed.occupied.iter().enumerate() {
+        'board: for (half, &occupied) in packed.occupied.iter().enumerate() {
             let mut bits = occupied;
             while bits != 0 {
                 let bit = bits & bits.wrapping_neg();
                 let at = half * 64 + bits.trailing_zeros() as usize;
                 bits ^= bit;
                 if in_word == PIECES_A_WORD {
+                    // (Never past the last word, whatever a damaged record says.)
+                    if word + 1 == packed.words.len() {
+                        break 'board;
+                    }
                     word += 1;
                     codes = packed.words[word];
                     in_word = 0;
@@ -895,6 +899,19 @@ impl std::fmt::Debug for Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A damaged record (more squares than its words have codes for) unpacks what its words
+    /// hold, and no more.
+    #[test]
+    fn a_record_claiming_more_squares_than_its_words_hold_unpacks_without_a_panic() {
+        // Every square occupied, and every code a black pawn: 81 squares, codes for 48.
+        let pawns = (0..PIECES_A_WORD).fold(0u64, |w, i| w | 1 << (i as u32 * PIECE_BITS));
+        let packed =
+            PackedPosition::from_words([u64::MAX, (1 << 17) - 1, pawns, pawns, pawns, pawns]);
+        let mut pos = Position::empty();
+        pos.unpack_from(&packed);
+        assert_eq!(pos.occupied().count(), 48);
+    }
 
     /// The extremes of the packing: all forty pieces on the board (the last word's four pieces
     /// next to the hands), every piece but the kings in one hand or split between both (each

@@ -170,10 +170,10 @@ impl Bucket for WideBucket {
 }
 
 /// Seven slots of nine bytes behind a one-byte head (slots used in the low three bits, the
-/// filter of passed-on keys in the five above them), for tables of at least [`COMPACT_FROM`] buckets. A slot keeps the
-/// word's low [`REST_BITS`] bits: the key's home bucket, which a table that large has at
-/// most 2^52 words in, makes the rest, and the slot says how far past its home it is
-/// (up to `MOST_DISPLACED`). 9.1 bytes a slot against 10.7.
+/// filter of passed-on keys in the five above them), for tables of at least [`COMPACT_FROM`]
+/// buckets. A slot keeps the word's low [`REST_BITS`] bits: the key's home bucket, which a table
+/// that large has at most 2^52 words in, makes the rest, and the slot says how far past its home
+/// it is (up to `MOST_DISPLACED`). 9.1 bytes a slot against 10.7.
 ///
 /// A slot, little-endian: bits 0-51 the word's low bits, 52-61 the further bits, 62-63 and
 /// 64-65 the displacement, 66-71 the tag.

@@ -7,8 +7,9 @@
 //! its key's mark: its home bucket, most often (1.00 lines a miss at 47% full, 1.01 at 58%, 1.11
 //! at 74% with six slots a bucket, 1.16 with seven: the range a shard runs in; a hit reads
 //! fewer). With one bit a bucket for "passed a key on", a miss read 1.04, 1.09, 1.68 and 1.47
-//! lines, and on wfp-56-12 2571 a quarter of the look-ups read a second bucket. The slots end to end in one array (linear probing) read a second line in three
-//! look-ups of five, the probe running past the home slot's line (both loaded ahead, though).
+//! lines, and on wfp-56-12 2571 a quarter of the look-ups read a second bucket. The slots end to
+//! end in one array (linear probing) read a second line in three look-ups of five, the probe
+//! running past the home slot's line (both loaded ahead, though).
 //!
 //! Small tables have buckets of six ten-byte slots, tables of 4,096 buckets and more buckets of
 //! seven nine-byte slots (`bucket.rs`): 14% fewer bytes a key where the keys take the memory.
