@@ -112,7 +112,7 @@ impl Bitboard {
 
 /// The squares of a board, low to high, one 64-bit half after the other: a 128-bit count of
 /// trailing zeros and clear of the lowest bit each took twice the instructions (movegen's
-/// loops over a board were 6% of a narrow pass's instructions).
+/// loops over a board were 6% of 森茂 1965's instructions at two threads, under cachegrind).
 pub struct BitboardIter {
     low: u64,
     high: u64,
