@@ -932,9 +932,18 @@ impl<'s, 'p> Run<'s, 'p> {
         self.nodes = main_nodes;
         let iteration_helper_nodes = shared.helper_nodes.into_inner();
         self.helper_nodes += iteration_helper_nodes;
+        // Counting, a helper's mate within the limit did not stop the main search (above); if
+        // something else did (`stop`, a deadline, the node budget), that mate is the answer, as it
+        // would have been had it stopped the main search.
+        let helper_mate_within = shared.mate_found.load(Ordering::Relaxed);
         let helper_mate = shared.mate_line.into_inner();
         let (abort, found) = match abort {
             Some(Abort::FoundElsewhere) => (Some(Abort::Found), helper_mate),
+            Some(Abort::Stopped | Abort::Timeout | Abort::Budget)
+                if helper_mate_within && helper_mate.is_some() =>
+            {
+                (Some(Abort::Found), helper_mate)
+            }
             _ => {
                 // A helper's mate beyond this iteration's limit is an upper bound to keep.
                 if let Some(line) = helper_mate {
