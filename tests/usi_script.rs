@@ -164,23 +164,10 @@ fn the_end_of_input_finishes_a_long_search() {
 
 #[test]
 fn quit_during_a_search_is_immediate() {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = common::spawn_kyozume(&[]);
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let mut engine = common::Engine::start();
     // Timed from `readyok`: the engine's start and its tables' first pages are not what this
     // asks about (taking fresh pages on the test machine's virtual machine took up to 2 s).
-    writeln!(stdin, "isready").unwrap();
-    let mut lines = Vec::new();
-    while lines.last().is_none_or(|l| l != "readyok") {
-        lines.push(rx.recv_timeout(Duration::from_secs(30)).expect("readyok"));
-    }
+    let before = engine.sync();
     let start = std::time::Instant::now();
     let commands = [
         format!("position sfen {}", problem(HARD).sfen),
@@ -189,19 +176,14 @@ fn quit_during_a_search_is_immediate() {
         "quit".to_string(),
         "go mate infinite".to_string(),
     ];
-    // The engine may leave before the last line is written: a closed pipe is expected.
-    let _ = stdin.write_all(script(&commands).as_bytes());
-    drop(stdin);
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(30)) {
-        lines.push(line);
-    }
-    let status = child.wait().unwrap();
+    let (lines, status) = engine.finish(&script(&commands), Duration::from_secs(30));
     let elapsed = start.elapsed();
     assert!(status.success());
     // Each `go` before `quit` gets its one reply; nothing after `quit` is read.
+    assert_eq!(replies(&before), Vec::<&str>::new(), "{before:#?}");
     assert_eq!(
         replies(&lines),
-        ["readyok", "checkmate timeout", "checkmate timeout"],
+        ["checkmate timeout", "checkmate timeout"],
         "{lines:#?}"
     );
     assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");

@@ -4,7 +4,7 @@
 
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct Helpmate {
@@ -74,7 +74,8 @@ pub fn nomates() -> Vec<(String, String)> {
 /// A `kyozume` process driven over its stdin/stdout.
 pub struct Engine {
     child: Child,
-    stdin: ChildStdin,
+    /// Taken by [`Engine::finish`], which closes it.
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
@@ -113,14 +114,15 @@ impl Engine {
         });
         Engine {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines: rx,
         }
     }
 
     pub fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").expect("write to engine");
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        writeln!(stdin, "{line}").expect("write to engine");
+        stdin.flush().unwrap();
     }
 
     /// The next output line, or None after `timeout`.
@@ -183,6 +185,29 @@ impl Engine {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+
+    /// Writes `script` at once, closes stdin and returns every line printed until the engine
+    /// exits, with its exit status; panics after `timeout`. The engine may leave before the
+    /// whole script is written (after a `quit`): a closed pipe is not an error here.
+    pub fn finish(mut self, script: &str, timeout: Duration) -> (Vec<String>, ExitStatus) {
+        let mut stdin = self.stdin.take().expect("stdin still open");
+        let _ = stdin.write_all(script.as_bytes());
+        drop(stdin);
+        let deadline = Instant::now() + timeout;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => lines.push(line),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("the engine did not exit within {timeout:?}; got {lines:?}")
+                }
+            }
+        }
+        let status = self.child.wait().expect("wait for kyozume");
+        (lines, status)
+    }
 }
 
 impl Drop for Engine {
@@ -194,10 +219,7 @@ impl Drop for Engine {
 
 /// What the engine printed for a whole script written to its stdin at once (stdin then
 /// closed, nothing waited for), its exit status and how long it ran. Panics after `timeout`.
-pub fn run_script(
-    script: &str,
-    timeout: Duration,
-) -> (Vec<String>, std::process::ExitStatus, Duration) {
+pub fn run_script(script: &str, timeout: Duration) -> (Vec<String>, ExitStatus, Duration) {
     let start = Instant::now();
     let mut child = spawn_kyozume(&[]);
     let mut stdin = child.stdin.take().unwrap();
