@@ -35,7 +35,7 @@ pub(crate) struct ZeroedTable<T> {
     /// `holding`): made at every look-up, those checks (which storage, bounds, alignment, size)
     /// were some 20 instructions each, and with the key set's and the dead-position cache's
     /// look-ups 3.7% of the instructions of wfp-56-12 2571's pass at one thread (cachegrind:
-    /// 48.96 G, then 47.13 G). Every view of the records is made from it.
+    /// 48.96 G, then 47.12 G). Every view of the records is made from it.
     start: NonNull<T>,
 }
 
