@@ -221,28 +221,6 @@ impl Drop for Engine {
 /// closed, nothing waited for), its exit status and how long it ran. Panics after `timeout`.
 pub fn run_script(script: &str, timeout: Duration) -> (Vec<String>, ExitStatus, Duration) {
     let start = Instant::now();
-    let mut child = spawn_kyozume(&[]);
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(script.as_bytes())
-        .expect("write the script");
-    drop(stdin);
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = unbounded();
-    std::thread::spawn(move || {
-        let lines: Vec<String> = BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .collect();
-        let _ = tx.send(lines);
-    });
-    let lines = match rx.recv_timeout(timeout) {
-        Ok(lines) => lines,
-        Err(_) => {
-            let _ = child.kill();
-            panic!("the engine did not finish the script within {timeout:?}");
-        }
-    };
-    let status = child.wait().expect("wait for kyozume");
+    let (lines, status) = Engine::start().finish(script, timeout);
     (lines, status, start.elapsed())
 }
