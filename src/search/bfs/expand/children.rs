@@ -76,7 +76,8 @@ pub(crate) trait ChildSink {
     /// Why the level cannot go on (memory).
     type Stop;
     /// Whether the position `key` is already known (then it is not played). Counting, a known
-    /// position may take `link` as another way into it.
+    /// position may take `link` as another way into it. Asked about each child the dead cache
+    /// does not hold, in the order the children were generated.
     /// With `frozen_apart` (what `frozen_apart` said as the position's children began to be
     /// resolved), the frozen keys are left to `is_known_after_all`.
     fn is_known(&mut self, key: u128, link: Link, paths: u32, frozen_apart: bool) -> bool;
@@ -313,7 +314,11 @@ impl Expansion {
                 check: child.check,
                 evasion: child.evasion,
             };
-            if sink.is_known(child.key, link, self.paths, frozen_apart) || dead.contains(child.key)
+            // The dead cache first: it is one huge page, mostly in the caches, and a dead
+            // position is never kept, so the key set's bucket (a page walk and a miss) is not
+            // needed for it (12555 at one thread: the key set's look-up 6.6% -> 5.4% of the
+            // samples). Sinks that number children see the others in the same order.
+            if dead.contains(child.key) || sink.is_known(child.key, link, self.paths, frozen_apart)
             {
                 continue;
             }

@@ -246,7 +246,8 @@ impl children::ChildSink for Outbox<'_> {
 
     #[inline]
     fn is_known(&mut self, key: u128, link: Link, _paths: u32, _frozen_apart: bool) -> bool {
-        // Every child is asked about first, in the order they were generated.
+        // Every child outside the dead cache is asked about first, in the order they were
+        // generated: the ordinals keep the children's order within a parent.
         if link.parent != self.parent {
             self.parent = link.parent;
             self.next_ordinal = 0;

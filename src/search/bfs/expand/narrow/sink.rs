@@ -4,7 +4,7 @@ use super::cells::EVENT_GIVE_BACK;
 use super::claims::{claim_parts, claim_word, Claims};
 use super::lists::{Found, Later, Marks};
 use super::{ORDER_SHIFT, THREAD_ENTRIES};
-use crate::search::bfs::expand::children::{ChildSink, DeadCache, NewChild};
+use crate::search::bfs::expand::children::{ChildSink, NewChild};
 use crate::search::bfs::keys::{self, KeySet};
 use crate::search::bfs::levels::level::Link;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Step 1's sink: new positions claimed and kept in the thread's list.
 pub(super) struct Sink<'s> {
     pub(super) seen: &'s KeySet,
-    pub(super) dead: &'s DeadCache,
     pub(super) claims: &'s Claims,
     pub(super) mask: usize,
     pub(super) found: &'s mut Found,
@@ -77,10 +76,6 @@ impl ChildSink for Sink<'_> {
         }
         self.order = u64::from(link.parent) << ORDER_SHIFT | self.number;
         self.number += 1;
-        // A dead position is dropped next, without a look at the claims.
-        if self.dead.contains(key) {
-            return false;
-        }
         let claim = self.claims.lookup(key, self.mask);
         if claim != 0 && claim_parts(claim).0 < self.order {
             self.later(key, link, paths);

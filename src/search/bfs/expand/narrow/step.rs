@@ -147,7 +147,6 @@ impl Run<'_> {
         let claims_limit = (mask + 1) * self.claims_percent / 100 / narrow.threads;
         let mut sink = Sink {
             seen,
-            dead: self.dead,
             claims: &narrow.claims[parity],
             mask,
             found,
