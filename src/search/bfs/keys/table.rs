@@ -273,7 +273,9 @@ impl<B: Bucket> Table<B> {
         load(std::ptr::from_ref(&buckets[at]).cast::<u8>());
     }
 
-    /// Every key with its home bucket: bucket by bucket, then the stash's.
+    /// Every key with its home bucket: bucket by bucket, then the stash's (for tests: see
+    /// `place_all_in`).
+    #[cfg(test)]
     fn used_slots(&self) -> impl Iterator<Item = (Slot, usize)> + '_ {
         let geometry = &self.geometry;
         let in_buckets = (self.buckets.as_slice().iter().enumerate())
@@ -292,9 +294,18 @@ impl<B: Bucket> Table<B> {
     /// Puts every key in `to`, known to hold none of them: a growing shard's keys, moved
     /// without looking for each among those already moved (the rehash is a few per cent of a
     /// narrow pass's time).
+    /// Loops, not `used_slots`: the chained iterator's bookkeeping around each key cost about
+    /// as much as placing it (wfp-56-12 2571 at one thread, under cachegrind: 0.54 G
+    /// instructions in `Chain::and_then_or_clear`, then none, 47.03 G -> 46.63 G in all).
     fn place_all_in<T: Bucket>(&self, to: &mut Table<T>) {
-        for (slot, _) in self.used_slots() {
-            debug_assert!(!to.contains(slot.word, slot.ext & EXT_MASK));
+        for (at, bucket) in self.buckets.as_slice().iter().enumerate() {
+            for i in 0..bucket.used() {
+                let (slot, _) = bucket.slot(i, at, &self.geometry);
+                debug_assert!(!to.contains(slot.word, slot.ext & EXT_MASK));
+                to.place(slot);
+            }
+        }
+        for (slot, _) in self.stashed() {
             to.place(slot);
         }
     }
