@@ -314,10 +314,11 @@ impl Expansion {
                 check: child.check,
                 evasion: child.evasion,
             };
-            // The dead cache first: it is one huge page, mostly in the caches, and a dead
-            // position is never kept, so the key set's bucket (a page walk and a miss) is not
-            // needed for it (12555 at one thread: the key set's look-up 6.6% -> 5.4% of the
-            // samples). Sinks that number children see the others in the same order.
+            // The dead cache first: its slot was loaded with the bucket's, a position ago, from
+            // one huge page (no page walk), and a dead position is never kept, so the key
+            // set's bucket (often a page walk and a miss) is not needed for it (12555 at one
+            // thread: the key set's look-up 6.6% -> 5.4% of the samples). Sinks that number
+            // children see the others in the same order.
             if dead.contains(child.key) || sink.is_known(child.key, link, self.paths, frozen_apart)
             {
                 continue;
