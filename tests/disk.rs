@@ -229,12 +229,12 @@ fn a_missing_directory_or_a_reached_cap_is_one_clear_error() {
         matches!(&error, SearchError::Disk(DiskError::Create { dir, .. }) if *dir == gone),
         "{error}"
     );
-    // The cap: 1 MB of the 15 MB of links.
+    // The cap: 1 MB of the links that do not fit in 16 MB.
     let capped = Limits {
         disk: on_disk(dir.path(), 1, false),
         ..Default::default()
     };
-    let error = solve(24, &sfen, &capped, &stop, &mut |_| {}).unwrap_err();
+    let error = solve(16, &sfen, &capped, &stop, &mut |_| {}).unwrap_err();
     assert!(
         matches!(&error, SearchError::Disk(DiskError::Cap { cap_mb: 1, .. })),
         "{error}"
@@ -280,8 +280,8 @@ fn usi_temp_dir_and_disk_cap() {
         "no info line reports the disk"
     );
     // The directory removed behind the engine's back, and too little memory to do without it
-    // (the links alone take 15 MB): one error line, no answer made up, and the engine goes on
-    // serving.
+    // (the keys alone take 20 MB, the links 7): one error line, no answer made up, and the
+    // engine goes on serving.
     std::fs::remove_dir(&usable).unwrap();
     engine.send("setoption name USI_Hash value 16");
     engine.send("usinewgame");

@@ -9,6 +9,7 @@
 
 use crate::search::bfs::keys::KeySet;
 use crate::search::bfs::levels::level::{Link, Mate, Parent};
+use crate::search::bfs::levels::places::place_of;
 use crate::search::machine::prefetch_write;
 use crate::search::memory::ZeroedTable;
 use crate::shogi::movegen::{self, MoveList};
@@ -135,11 +136,14 @@ struct Waiting {
     checks: std::ops::Range<usize>,
 }
 
-/// An evasion after a check, and the key of the position it leads to.
+/// An evasion after a check, their places in the lists they came from (see `Link`), and the
+/// key of the position it leads to.
 #[derive(Clone, Copy)]
 struct Child {
     check: Move,
     evasion: Move,
+    check_place: u16,
+    evasion_place: u16,
     key: u128,
 }
 
@@ -222,7 +226,7 @@ impl Expansion {
         pos.unpack_from(packed);
         let frozen_apart = sink.frozen_apart();
         let mut nodes = 0;
-        for &check in checks {
+        for (check_place, &check) in checks.iter().enumerate() {
             pos.do_move(check);
             nodes += 1;
             self.evasions.clear();
@@ -270,7 +274,7 @@ impl Expansion {
             }
             if mates.is_empty() && !mate_elsewhere {
                 nodes += self.evasions.len() as u64;
-                for &evasion in self.evasions.iter() {
+                for (evasion_place, &evasion) in self.evasions.iter().enumerate() {
                     let key = pos.key_after(evasion);
                     if frozen_apart {
                         seen.prefetch_table(key);
@@ -282,6 +286,8 @@ impl Expansion {
                     self.children.push(Child {
                         check,
                         evasion,
+                        check_place: place_of(check_place),
+                        evasion_place: place_of(evasion_place),
                         key,
                     });
                 }
@@ -311,8 +317,8 @@ impl Expansion {
         for child in self.children.drain(..) {
             let link = Link {
                 parent: self.index,
-                check: child.check,
-                evasion: child.evasion,
+                check_place: child.check_place,
+                evasion_place: child.evasion_place,
             };
             // The dead cache first: its slot was loaded with the bucket's, a position ago, from
             // one huge page (no page walk), and a dead position is never kept, so the key

@@ -60,8 +60,9 @@ pub struct Checkpointing {
     pub start: CheckpointStart,
 }
 
-/// Format of the files: a checkpoint of another format is refused.
-const FORMAT: u32 = 4;
+/// Format of the files: a checkpoint of another format is refused. (5: links keep the places
+/// of their moves, not the moves.)
+const FORMAT: u32 = 5;
 const MANIFEST: &str = "manifest.toml";
 /// A rank's previous generation's manifest, kept until every rank has written the new one.
 const PREVIOUS: &str = "manifest.prev.toml";

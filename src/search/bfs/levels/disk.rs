@@ -8,7 +8,6 @@
 //! stale file is ever left behind, and none is visible in the directory even while it is used.
 
 use super::level::Link;
-use crate::shogi::Move;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -57,6 +56,9 @@ pub enum DiskError {
     /// Another rank of a distributed pass could not use its disk (its error, as it said it).
     #[error("rank {rank}: {message}")]
     OnRank { rank: usize, message: String },
+    /// Links read back that name no move on the way from the root (see `places.rs`).
+    #[error("the links read back do not make a line from the root (damaged links)")]
+    Unplayable,
 }
 
 /// Where one level's edges lie in the file.
@@ -270,8 +272,8 @@ impl LinkFile {
 fn link_bytes(link: &Link) -> [u8; LINK_RECORD as usize] {
     let mut bytes = [0u8; LINK_RECORD as usize];
     bytes[..4].copy_from_slice(&link.parent.to_le_bytes());
-    bytes[4..6].copy_from_slice(&link.check.raw().to_le_bytes());
-    bytes[6..].copy_from_slice(&link.evasion.raw().to_le_bytes());
+    bytes[4..6].copy_from_slice(&link.check_place.to_le_bytes());
+    bytes[6..].copy_from_slice(&link.evasion_place.to_le_bytes());
     bytes
 }
 
@@ -279,8 +281,8 @@ fn link_from(bytes: &[u8]) -> Link {
     let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
     Link {
         parent: u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
-        check: Move::from_raw(u16_at(4)),
-        evasion: Move::from_raw(u16_at(6)),
+        check_place: u16_at(4),
+        evasion_place: u16_at(6),
     }
 }
 
@@ -295,16 +297,13 @@ mod tests {
     fn link(n: u32) -> Link {
         Link {
             parent: n,
-            check: Move::from_raw(n as u16 ^ 0x1234),
-            evasion: Move::from_raw(n as u16 ^ 0x4321),
+            check_place: n as u16 ^ 0x1234,
+            evasion_place: n as u16 ^ 0x4321,
         }
     }
 
     fn same(a: &[Link], b: &[Link]) -> bool {
-        a.len() == b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(x, y)| (x.parent, x.check, x.evasion) == (y.parent, y.check, y.evasion))
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
     }
 
     #[test]

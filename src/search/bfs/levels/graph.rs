@@ -4,7 +4,8 @@
 use super::disk::{DiskBudget, DiskEdges, DiskError, LinkFile};
 use super::level::{LevelEdges, Link, Mate};
 use super::packed::PackedEdges;
-use crate::shogi::Move;
+use super::places::line_of;
+use crate::shogi::{Move, Position, RuleSet};
 
 /// All levels' edges, for reading mating lines back to the root: in memory, or once memory
 /// runs short, in a file (see `disk.rs`).
@@ -138,21 +139,30 @@ impl LevelGraph {
         }
     }
 
-    /// Up to `cap` mating lines, in the order their last moves were found.
+    /// Up to `cap` mating lines from `root` (under `rules`), in the order their last moves
+    /// were found.
     pub(crate) fn lines(
         &mut self,
         mates: &[Mate],
         cap: usize,
+        (root, rules): (&Position, RuleSet),
     ) -> Result<Vec<Vec<Move>>, DiskError> {
         self.finish_writing()?;
         let depth = self.levels.len();
         let mut lines = Vec::new();
-        let mut suffix = Vec::with_capacity(2 * depth + 1);
+        let mut suffix = Vec::with_capacity(depth);
         for mate in mates {
-            suffix.clear();
-            suffix.extend(mate.reply);
-            suffix.push(mate.check);
-            self.walk_back(depth, mate.parent, &mut suffix, &mut lines, cap)?;
+            let mut ways = Vec::new();
+            self.walk_back(
+                depth,
+                mate.parent,
+                &mut suffix,
+                &mut ways,
+                cap - lines.len(),
+            )?;
+            for places in ways {
+                lines.push(played((root, rules), places, (mate.check, mate.reply))?);
+            }
             if lines.len() >= cap {
                 break;
             }
@@ -160,32 +170,41 @@ impl LevelGraph {
         Ok(lines)
     }
 
-    /// Extends the reversed `suffix` from position `index` of level `depth` back to the root in
-    /// every way, adding complete lines until there are `cap`.
+    /// Extends the reversed `suffix` of places from position `index` of level `depth` back to
+    /// the root in every way, adding each way (root first) to `ways` until there are `cap`.
     pub(crate) fn walk_back(
         &self,
         depth: usize,
         index: u32,
-        suffix: &mut Vec<Move>,
-        lines: &mut Vec<Vec<Move>>,
+        suffix: &mut Vec<(u16, u16)>,
+        ways: &mut Vec<Vec<(u16, u16)>>,
         cap: usize,
     ) -> Result<(), DiskError> {
         if depth == 0 {
-            lines.push(suffix.iter().rev().copied().collect());
+            ways.push(suffix.iter().rev().copied().collect());
             return Ok(());
         }
         for link in self.edges_into(depth, index)? {
-            if lines.len() >= cap {
+            if ways.len() >= cap {
                 break;
             }
-            suffix.push(link.evasion);
-            suffix.push(link.check);
-            self.walk_back(depth - 1, link.parent, suffix, lines, cap)?;
-            suffix.pop();
+            suffix.push((link.check_place, link.evasion_place));
+            self.walk_back(depth - 1, link.parent, suffix, ways, cap)?;
             suffix.pop();
         }
         Ok(())
     }
+}
+
+/// The mating line that `places` (root first) and then a mate's check and reply (HS#) make
+/// from `root`.
+pub(crate) fn played(
+    (root, rules): (&Position, RuleSet),
+    places: Vec<(u16, u16)>,
+    (check, reply): (Move, Option<Move>),
+) -> Result<Vec<Move>, DiskError> {
+    let last: Vec<Move> = std::iter::once(check).chain(reply).collect();
+    line_of(root, rules, places.into_iter(), &last).ok_or(DiskError::Unplayable)
 }
 
 /// Links moved to disk at a time when memory runs short (a fraction of a second of writing).

@@ -6,20 +6,25 @@ use crate::shogi::movegen::MoveList;
 use crate::shogi::RuleSet;
 use crate::shogi::{Move, PackedPosition, Position};
 
-/// How a position of level `k + 1` was reached from level `k`.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// How a position of level `k + 1` was reached from level `k`: its parent, and the places of
+/// the check and the evasion played in the lists the rules generate for them (the parent's
+/// checks, as the level keeps them; that check's evasions), not the moves themselves. Those
+/// lists come out the same for the same position and rules however it was reached, so the
+/// places name the moves again when a line is played from the root (`places.rs`); a place
+/// most often fits a byte, so a packed level keeps two bytes where the moves took four.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Link {
     pub(crate) parent: u32,
-    pub(crate) check: Move,
-    pub(crate) evasion: Move,
+    pub(crate) check_place: u16,
+    pub(crate) evasion_place: u16,
 }
 
 impl Link {
     /// A slot's filler until its link is written (no parent has this index).
     pub(crate) const UNSET: Link = Link {
         parent: u32::MAX,
-        check: Move::NULL,
-        evasion: Move::NULL,
+        check_place: 0,
+        evasion_place: 0,
     };
 }
 

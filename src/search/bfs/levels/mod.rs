@@ -8,4 +8,5 @@ pub(super) mod disk;
 pub(super) mod graph;
 pub(super) mod level;
 mod packed;
+pub(super) mod places;
 mod rising;

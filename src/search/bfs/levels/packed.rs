@@ -1,13 +1,13 @@
 //! A level's links as the graph holds them in memory: packed, since they are most of what a
 //! long pass keeps besides its keys. A level's positions come in their parents' order (each
-//! parent's new children in turn), so the first link into a position keeps its two moves but
-//! its parent only as the step from the position before's parent (`rising.rs`): one byte
-//! instead of four. The further ways in (counting) are kept in position order, so each keeps
-//! its position the same way. 8 bytes a first link become about 5.1, 12 a further one about 9.1.
+//! parent's new children in turn), so the first link into a position keeps its parent only as
+//! the step from the position before's parent (`rising.rs`): one byte instead of four. Its two
+//! places (see `Link`) take a byte each where all of the list's do, as nearly always (two
+//! otherwise). The further ways in (counting) are kept in position order, so each keeps its
+//! position the same way. 8 bytes a first link become about 3.1, 12 a further one about 7.1.
 
 use super::level::{LevelEdges, Link};
 use super::rising::{self, word, Rising};
-use crate::shogi::Move;
 
 /// The edges into one level's positions, packed (see the module notes), in one allocation: a
 /// long narrow problem has tens of thousands of levels of a few hundred positions, where eight
@@ -17,44 +17,77 @@ pub(crate) struct PackedEdges {
     bytes: Box<[u8]>,
 }
 
-/// Four words: how many first links, how many further ones, and how many of each list's steps
-/// are far ([`PLAIN`]: that list is kept plain).
-const HEADER: usize = 16;
+/// Five words: how many first links, how many further ones, how many of each list's steps
+/// are far ([`PLAIN`]: that list is kept plain), and each list's [`Width`] (a byte each).
+const HEADER: usize = 20;
 /// A list whose positions or parents do not come in order (more than one step in [`MOST_FAR`]
 /// is far) is kept as it was: packing it would take more room, not less.
 const PLAIN: u32 = u32::MAX;
 /// Steps that do not fit a byte cost 9 bytes: past one in this many, a list stays plain.
 const MOST_FAR: usize = 16;
-/// A link's bytes: its parent, check and evasion.
-const LINK: usize = 8;
-/// A first link's check and evasion, when its parent is kept as a step.
-const MOVES: usize = 4;
-/// A plain further link's bytes: its position, then the link.
-const FURTHER: usize = 4 + LINK;
+/// A parent's or a position's index, kept whole.
+const INDEX: usize = 4;
 /// What an allocation costs beyond its bytes (the allocator's header), counted in `bytes`.
 const ALLOCATION: usize = 16;
 
-fn push_link(out: &mut Vec<u8>, link: Link) {
-    out.extend_from_slice(&link.parent.to_le_bytes());
-    push_moves(out, link);
-}
+/// The bytes a list keeps each place in: one when all its places fit one, else two.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Width(usize);
 
-fn push_moves(out: &mut Vec<u8>, link: Link) {
-    out.extend_from_slice(&link.check.raw().to_le_bytes());
-    out.extend_from_slice(&link.evasion.raw().to_le_bytes());
-}
+impl Width {
+    fn of<'a>(links: impl Iterator<Item = &'a Link>) -> Width {
+        let wide = |l: &Link| l.check_place > 0xff || l.evasion_place > 0xff;
+        Width(if links.into_iter().any(wide) { 2 } else { 1 })
+    }
 
-fn moves_at(bytes: &[u8], at: usize) -> (Move, Move) {
-    let half = |at: usize| Move::from_raw(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
-    (half(at), half(at + 2))
-}
+    /// A link's two places.
+    fn places(self) -> usize {
+        2 * self.0
+    }
 
-fn link_at(bytes: &[u8], at: usize) -> Link {
-    let (check, evasion) = moves_at(bytes, at + 4);
-    Link {
-        parent: word(bytes, at),
-        check,
-        evasion,
+    /// A whole link: its parent and its places.
+    fn link(self) -> usize {
+        INDEX + self.places()
+    }
+
+    /// A plain further link: its position, then the link.
+    fn further(self) -> usize {
+        INDEX + self.link()
+    }
+
+    fn push_places(self, out: &mut Vec<u8>, link: Link) {
+        for place in [link.check_place, link.evasion_place] {
+            out.extend_from_slice(&place.to_le_bytes()[..self.0]);
+        }
+    }
+
+    fn push_link(self, out: &mut Vec<u8>, link: Link) {
+        out.extend_from_slice(&link.parent.to_le_bytes());
+        self.push_places(out, link);
+    }
+
+    /// The places at `at`.
+    fn places_at(self, bytes: &[u8], at: usize) -> (u16, u16) {
+        let place = |at: usize| match self.0 {
+            1 => u16::from(bytes[at]),
+            _ => u16::from_le_bytes([bytes[at], bytes[at + 1]]),
+        };
+        (place(at), place(at + self.0))
+    }
+
+    /// The link at `at`, its parent given (a packed first link's comes from the steps).
+    fn link_with(self, bytes: &[u8], at: usize, parent: u32) -> Link {
+        let (check_place, evasion_place) = self.places_at(bytes, at);
+        Link {
+            parent,
+            check_place,
+            evasion_place,
+        }
+    }
+
+    /// The whole link at `at`.
+    fn link_at(self, bytes: &[u8], at: usize) -> Link {
+        self.link_with(bytes, at + INDEX, word(bytes, at))
     }
 }
 
@@ -70,10 +103,10 @@ fn far_or_plain(indices: impl Iterator<Item = u32>, len: usize) -> u32 {
 
 /// A level's first links or further ones, read from its bytes.
 enum List<'a> {
-    /// Links (or, for first links, moves) a fixed size each, and the positions or parents.
-    Packed(&'a [u8], Rising<'a>),
+    /// Links (or, for first links, places) a fixed size each, and the positions or parents.
+    Packed(&'a [u8], Rising<'a>, Width),
     /// Whole links (with their positions, for further ones).
-    Plain(&'a [u8]),
+    Plain(&'a [u8], Width),
 }
 
 impl PackedEdges {
@@ -83,33 +116,46 @@ impl PackedEdges {
         let children = || extra.iter().map(|&(child, _)| child);
         let first_far = far_or_plain(parents(), first.len());
         let extra_far = far_or_plain(children(), extra.len());
+        let first_width = Width::of(first.iter());
+        let extra_width = Width::of(extra.iter().map(|(_, link)| link));
         let first_bytes = match first_far {
-            PLAIN => first.len() * LINK,
-            far => first.len() * MOVES + rising::bytes(first.len(), far as usize),
+            PLAIN => first.len() * first_width.link(),
+            far => first.len() * first_width.places() + rising::bytes(first.len(), far as usize),
         };
         let extra_bytes = match extra_far {
-            PLAIN => extra.len() * FURTHER,
-            far => extra.len() * LINK + rising::bytes(extra.len(), far as usize),
+            PLAIN => extra.len() * extra_width.further(),
+            far => extra.len() * extra_width.link() + rising::bytes(extra.len(), far as usize),
         };
         let mut out = Vec::with_capacity(HEADER + first_bytes + extra_bytes);
-        for w in [first.len() as u32, extra.len() as u32, first_far, extra_far] {
+        let widths = (first_width.0 | extra_width.0 << 8) as u32;
+        for w in [
+            first.len() as u32,
+            extra.len() as u32,
+            first_far,
+            extra_far,
+            widths,
+        ] {
             out.extend_from_slice(&w.to_le_bytes());
         }
         if first_far == PLAIN {
-            first.iter().for_each(|&link| push_link(&mut out, link));
+            first
+                .iter()
+                .for_each(|&link| first_width.push_link(&mut out, link));
         } else {
-            first.iter().for_each(|&link| push_moves(&mut out, link));
+            first
+                .iter()
+                .for_each(|&link| first_width.push_places(&mut out, link));
             rising::write(parents(), &mut out);
         }
         if extra_far == PLAIN {
             for &(child, link) in &extra {
                 out.extend_from_slice(&child.to_le_bytes());
-                push_link(&mut out, link);
+                extra_width.push_link(&mut out, link);
             }
         } else {
             extra
                 .iter()
-                .for_each(|&(_, link)| push_link(&mut out, link));
+                .for_each(|&(_, link)| extra_width.push_link(&mut out, link));
             rising::write(children(), &mut out);
         }
         debug_assert_eq!(out.len(), out.capacity());
@@ -122,23 +168,26 @@ impl PackedEdges {
     fn lists(&self) -> (usize, List<'_>, usize, List<'_>) {
         let header = |n: usize| word(&self.bytes, 4 * n);
         let (first_len, extra_len) = (header(0) as usize, header(1) as usize);
+        let widths = header(4) as usize;
+        let (first_width, extra_width) = (Width(widths & 0xff), Width(widths >> 8));
         let rest = &self.bytes[HEADER..];
         let (first, rest) = match header(2) {
             PLAIN => {
-                let (links, rest) = rest.split_at(first_len * LINK);
-                (List::Plain(links), rest)
+                let (links, rest) = rest.split_at(first_len * first_width.link());
+                (List::Plain(links, first_width), rest)
             }
             far => {
-                let (moves, rest) = rest.split_at(first_len * MOVES);
+                let (places, rest) = rest.split_at(first_len * first_width.places());
                 let (parents, rest) = Rising::read(rest, first_len, far as usize);
-                (List::Packed(moves, parents), rest)
+                (List::Packed(places, parents, first_width), rest)
             }
         };
         let extra = match header(3) {
-            PLAIN => List::Plain(rest),
+            PLAIN => List::Plain(rest, extra_width),
             far => {
-                let (links, rest) = rest.split_at(extra_len * LINK);
-                List::Packed(links, Rising::read(rest, extra_len, far as usize).0)
+                let (links, rest) = rest.split_at(extra_len * extra_width.link());
+                let children = Rising::read(rest, extra_len, far as usize).0;
+                List::Packed(links, children, extra_width)
             }
         };
         (first_len, first, extra_len, extra)
@@ -147,31 +196,29 @@ impl PackedEdges {
     /// The first links, plain again (for the file, when memory runs short).
     pub(crate) fn first_links(&self) -> Vec<Link> {
         match self.lists() {
-            (len, List::Packed(moves, parents), ..) => (0..len)
+            (len, List::Packed(places, parents, width), ..) => (0..len)
                 .zip(parents.iter_from(0))
-                .map(|(at, parent)| {
-                    let (check, evasion) = moves_at(moves, MOVES * at);
-                    Link {
-                        parent,
-                        check,
-                        evasion,
-                    }
-                })
+                .map(|(at, parent)| width.link_with(places, width.places() * at, parent))
                 .collect(),
-            (len, List::Plain(links), ..) => (0..len).map(|at| link_at(links, LINK * at)).collect(),
+            (len, List::Plain(links, width), ..) => (0..len)
+                .map(|at| width.link_at(links, width.link() * at))
+                .collect(),
         }
     }
 
     /// The further edges, plain again, by position.
     pub(crate) fn extra(&self) -> Vec<(u32, Link)> {
         match self.lists() {
-            (.., List::Packed(links, children)) => children
+            (.., List::Packed(links, children, width)) => children
                 .iter_from(0)
                 .enumerate()
-                .map(|(at, child)| (child, link_at(links, LINK * at)))
+                .map(|(at, child)| (child, width.link_at(links, width.link() * at)))
                 .collect(),
-            (.., len, List::Plain(links)) => (0..len)
-                .map(|at| (word(links, FURTHER * at), link_at(links, FURTHER * at + 4)))
+            (.., len, List::Plain(links, width)) => (0..len)
+                .map(|at| {
+                    let at = width.further() * at;
+                    (word(links, at), width.link_at(links, at + INDEX))
+                })
                 .collect(),
         }
     }
@@ -181,29 +228,27 @@ impl PackedEdges {
         let (_, first, extra_len, extra) = self.lists();
         let at = child as usize;
         let mut edges = vec![match first {
-            List::Packed(moves, parents) => {
-                let (check, evasion) = moves_at(moves, MOVES * at);
-                Link {
-                    parent: parents.get(at),
-                    check,
-                    evasion,
-                }
+            List::Packed(places, parents, width) => {
+                width.link_with(places, width.places() * at, parents.get(at))
             }
-            List::Plain(links) => link_at(links, LINK * at),
+            List::Plain(links, width) => width.link_at(links, width.link() * at),
         }];
         match extra {
-            List::Packed(links, children) => {
+            List::Packed(links, children, width) => {
                 let start = children.first_not_below(child);
                 let count = children
                     .iter_from(start)
                     .take_while(|&c| c == child)
                     .count();
-                edges.extend((start..start + count).map(|at| link_at(links, LINK * at)));
+                edges.extend(
+                    (start..start + count).map(|at| width.link_at(links, width.link() * at)),
+                );
             }
-            List::Plain(links) => {
-                let start = rising::partition(extra_len, |at| word(links, FURTHER * at) < child);
-                let into = (start..extra_len).take_while(|&at| word(links, FURTHER * at) == child);
-                edges.extend(into.map(|at| link_at(links, FURTHER * at + 4)));
+            List::Plain(links, width) => {
+                let further = width.further();
+                let start = rising::partition(extra_len, |at| word(links, further * at) < child);
+                let into = (start..extra_len).take_while(|&at| word(links, further * at) == child);
+                edges.extend(into.map(|at| width.link_at(links, further * at + INDEX)));
             }
         }
         edges
@@ -214,14 +259,16 @@ impl PackedEdges {
         self.bytes.len() + ALLOCATION
     }
 
-    /// Whether the first links and the further ones are packed (tests).
+    /// Whether the first links and the further ones are packed, and their places' widths
+    /// (tests).
     #[cfg(test)]
-    fn is_packed(&self) -> (bool, bool) {
+    fn layout(&self) -> ((bool, usize), (bool, usize)) {
+        let of = |list: &List| match list {
+            List::Packed(.., width) => (true, width.0),
+            List::Plain(_, width) => (false, width.0),
+        };
         let (_, first, _, extra) = self.lists();
-        (
-            matches!(first, List::Packed(..)),
-            matches!(extra, List::Packed(..)),
-        )
+        (of(&first), of(&extra))
     }
 }
 
@@ -229,24 +276,27 @@ impl PackedEdges {
 mod tests {
     use super::*;
 
+    /// A link with places below 256, as nearly all are.
     fn link(parent: u32, n: u32) -> Link {
         Link {
             parent,
-            check: Move::from_raw((n % 30_000 + 1) as u16),
-            evasion: Move::from_raw((n * 7 % 30_000 + 2) as u16),
+            check_place: (n % 97) as u16,
+            evasion_place: (n * 7 % 251) as u16,
         }
     }
 
-    fn plain(links: &[Link]) -> Vec<(u32, u16, u16)> {
-        links
-            .iter()
-            .map(|l| (l.parent, l.check.raw(), l.evasion.raw()))
-            .collect()
+    /// A link with `n`'s places over the whole range a place may take.
+    fn wide_link(parent: u32, n: u32) -> Link {
+        Link {
+            parent,
+            check_place: (n * 977 % 600) as u16,
+            evasion_place: (n * 31 % 65_536) as u16,
+        }
     }
 
     /// Each position's edges read back as they were put in, one by one and all together.
     fn reads_back(first: &[Link], extra: &[(u32, Link)], packed: &PackedEdges) {
-        assert_eq!(plain(&packed.first_links()), plain(first));
+        assert_eq!(packed.first_links(), first);
         assert!(packed.extra() == extra);
         for (child, link) in first.iter().enumerate() {
             let got = packed.edges_into(child as u32);
@@ -283,16 +333,16 @@ mod tests {
             extra: extra.clone(),
         };
         let packed = PackedEdges::pack(edges);
-        assert_eq!(packed.is_packed(), (true, true));
+        assert_eq!(packed.layout(), ((true, 1), (true, 1)));
         reads_back(&first, &extra, &packed);
-        // Rising parents with small steps: about five bytes a first link; a further one in
-        // every three positions: about nine bytes each.
+        // Rising parents with small steps: about three bytes a first link; a further one in
+        // every three positions: about seven bytes each.
         let rising: Vec<Link> = (0..64_000u32).map(|i| link(i / 3, i)).collect();
         let small = PackedEdges::pack(LevelEdges {
             first: rising,
             extra: Vec::new(),
         });
-        assert!(small.bytes() <= 64_000 * 51 / 10, "{}", small.bytes());
+        assert!(small.bytes() <= 64_000 * 31 / 10, "{}", small.bytes());
         let further: Vec<(u32, Link)> =
             (0..64_000u32).step_by(3).map(|c| (c, link(c, c))).collect();
         let with_further = PackedEdges::pack(LevelEdges {
@@ -300,7 +350,7 @@ mod tests {
             extra: further.clone(),
         });
         let further_bytes = with_further.bytes() - small.bytes();
-        assert!(further_bytes <= further.len() * 92 / 10, "{further_bytes}");
+        assert!(further_bytes <= further.len() * 72 / 10, "{further_bytes}");
     }
 
     /// Parents and further positions in no order stay plain, and read back the same.
@@ -312,7 +362,7 @@ mod tests {
             first: shuffled.clone(),
             extra: scattered.clone(),
         });
-        assert_eq!(packed.is_packed(), (false, true));
+        assert_eq!(packed.layout(), ((false, 1), (true, 1)));
         reads_back(&shuffled, &scattered, &packed);
         let far_apart: Vec<(u32, Link)> = (0..10u32).map(|i| (i * 300, link(i, i))).collect();
         let rising: Vec<Link> = (0..3000u32).map(|i| link(i / 2, i)).collect();
@@ -320,7 +370,45 @@ mod tests {
             first: rising.clone(),
             extra: far_apart.clone(),
         });
-        assert_eq!(packed.is_packed(), (true, false));
+        assert_eq!(packed.layout(), ((true, 1), (false, 1)));
         reads_back(&rising, &far_apart, &packed);
+    }
+
+    /// A list with one place past a byte keeps all its places in two bytes, packed or plain,
+    /// the other list in one; all read back as put in.
+    #[test]
+    fn places_past_a_byte_take_two() {
+        for wide_first in [false, true] {
+            let make = |i: u32, parent: u32, wide: bool| match wide {
+                true => wide_link(parent, i),
+                false => link(parent, i),
+            };
+            let rising: Vec<Link> = (0..3000u32).map(|i| make(i, i / 2, wide_first)).collect();
+            let shuffled: Vec<Link> = (0..1000u32)
+                .map(|i| make(i, i * 7919 % 1000, wide_first))
+                .collect();
+            let near: Vec<(u32, Link)> = (0..900u32)
+                .step_by(3)
+                .map(|c| (c, make(c, c / 2, !wide_first)))
+                .collect();
+            let far_apart: Vec<(u32, Link)> = (0..10u32)
+                .map(|i| (i * 300, make(i, i, !wide_first)))
+                .collect();
+            let (first_width, extra_width) = if wide_first { (2, 1) } else { (1, 2) };
+            for (first, extra, packed_lists) in [
+                (&rising, &near, (true, true)),
+                (&shuffled, &far_apart, (false, false)),
+            ] {
+                let packed = PackedEdges::pack(LevelEdges {
+                    first: first.clone(),
+                    extra: extra.clone(),
+                });
+                assert_eq!(
+                    packed.layout(),
+                    ((packed_lists.0, first_width), (packed_lists.1, extra_width))
+                );
+                reads_back(first, extra, &packed);
+            }
+        }
     }
 }

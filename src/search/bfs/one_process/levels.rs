@@ -20,6 +20,7 @@ use crate::search::bfs::reports::{
     permille, BfsProgress, LevelStats, Reports, AFTER_LEVEL, DURING_LEVEL,
 };
 use crate::search::bfs::room::{more_room, settle_memory, with_room, Room};
+use crate::shogi::Position;
 use std::time::{Duration, Instant};
 
 /// Runs the level loop over `pass` (from its root, attacker to move, or from where its last
@@ -63,6 +64,7 @@ pub(super) fn search(
         level,
         counts,
         graph,
+        root,
         at,
         checkpoints,
     } = pass;
@@ -71,6 +73,7 @@ pub(super) fn search(
         level,
         counts,
         graph,
+        root,
         checkpoints,
         depth: at.depth,
         budget: at.budget,
@@ -101,6 +104,7 @@ struct OneProcess<'a> {
     level: &'a mut LevelPositions,
     counts: &'a mut Vec<u32>,
     graph: &'a mut LevelGraph,
+    root: &'a Position,
     checkpoints: &'a mut Option<Checkpoints>,
     /// The level about to be expanded.
     depth: u32,
@@ -227,6 +231,7 @@ impl OneProcess<'_> {
             level,
             counts,
             graph,
+            root,
             checkpoints,
             depth,
             budget,
@@ -286,11 +291,13 @@ impl OneProcess<'_> {
         )?;
         let lower_bound = limits.mate_length(*depth);
         match exit {
-            narrow::Exit::Done(outcome) => match settled(outcome, graph, lower_bound, limits) {
-                Settled::Ends(outcome) => Some(Step::Ends(outcome)),
-                // (The loop gives a next level back as `Handback`, never as `Done`.)
-                Settled::Next(..) => unreachable!("the narrow loop ends on an outcome"),
-            },
+            narrow::Exit::Done(outcome) => {
+                match settled(outcome, (graph, root), lower_bound, limits) {
+                    Settled::Ends(outcome) => Some(Step::Ends(outcome)),
+                    // (The loop gives a next level back as `Handback`, never as `Done`.)
+                    Settled::Next(..) => unreachable!("the narrow loop ends on an outcome"),
+                }
+            }
             narrow::Exit::Disk(e) => Some(Step::Ends(BfsOutcome::GaveUp {
                 lower_bound,
                 reason: GiveUp::Disk(e),
@@ -351,7 +358,8 @@ impl OneProcess<'_> {
             }
             outcome => outcome,
         };
-        let (next, next_counts, edges) = match settled(outcome, self.graph, lower_bound, limits) {
+        let settled = settled(outcome, (self.graph, self.root), lower_bound, limits);
+        let (next, next_counts, edges) = match settled {
             Settled::Ends(outcome) => return Step::Ends(outcome),
             Settled::Next(next, counts, edges) => (next, counts, edges),
         };
@@ -628,7 +636,7 @@ enum Settled {
 /// level expanded), else the next level.
 fn settled(
     outcome: LevelOutcome,
-    graph: &mut LevelGraph,
+    (graph, root): (&mut LevelGraph, &Position),
     lower_bound: u32,
     limits: &PassLimits,
 ) -> Settled {
@@ -637,10 +645,12 @@ fn settled(
         reason,
     };
     Settled::Ends(match outcome {
-        LevelOutcome::Mates { mates, count } => match graph.lines(&mates, limits.cap() as usize) {
-            Ok(lines) => BfsOutcome::Mate { lines, count },
-            Err(e) => give_up(GiveUp::Disk(e)),
-        },
+        LevelOutcome::Mates { mates, count } => {
+            match graph.lines(&mates, limits.cap() as usize, (root, limits.rules)) {
+                Ok(lines) => BfsOutcome::Mate { lines, count },
+                Err(e) => give_up(GiveUp::Disk(e)),
+            }
+        }
         LevelOutcome::Aborted(abort) => give_up(GiveUp::Aborted(abort)),
         LevelOutcome::Memory => give_up(
             limits

@@ -32,6 +32,8 @@ pub(crate) struct Pass {
     level: LevelPositions,
     counts: Vec<u32>,
     graph: LevelGraph,
+    /// Where the lines start (the links name their moves by playing from it).
+    root: Position,
     /// Where the pass stands, for [`search`] to go on from.
     at: PassAt,
     checkpoints: Option<checkpoint::Checkpoints>,
@@ -76,6 +78,7 @@ impl Pass {
             level: LevelPositions::root(root, rules),
             counts: vec![1],
             graph: LevelGraph::default(),
+            root: root.clone(),
             at: PassAt::default(),
             checkpoints: None,
         }

@@ -43,7 +43,7 @@ use crate::search::bfs::keys::census::GAP_BUCKETS;
 use crate::search::bfs::keys::{KeyMap, KeySet, NotFrozen};
 use crate::search::bfs::levels::checkpoint::{self, Checkpoints, Plan, Resumed};
 use crate::search::bfs::levels::disk::DiskError;
-use crate::search::bfs::levels::graph::{LevelGraph, DISK_STEP_BYTES};
+use crate::search::bfs::levels::graph::{played, LevelGraph, DISK_STEP_BYTES};
 use crate::search::bfs::levels::level::{LevelEdges, LevelPositions};
 use crate::search::bfs::limits::PassLimits;
 use crate::search::bfs::outcome::{BfsOutcome, GiveUp};
@@ -51,7 +51,7 @@ use crate::search::bfs::pass::{self, Levels, Step};
 use crate::search::bfs::reports::{BfsProgress, LevelStats, Reports};
 use crate::search::bfs::room::settle_memory;
 use crate::search::interrupt::Abort;
-use crate::shogi::{Move, Position};
+use crate::shogi::{Move, Position, RuleSet};
 use numbering::{number_by_gathering, number_by_ranges};
 use parking_lot::Mutex;
 use shares::expand_part;
@@ -161,6 +161,8 @@ struct RankLevels<'t> {
     seen: KeySet,
     part: Part,
     graph: LevelGraph,
+    /// Where the lines start (the links name their moves by playing from it).
+    root: Position,
     /// The level about to be expanded.
     depth: u32,
     checkpoints: Option<Checkpoints>,
@@ -247,6 +249,7 @@ impl<'t> RankLevels<'t> {
             seen,
             part,
             graph,
+            root: root.clone(),
             depth,
             checkpoints,
             dead: DeadCache::new(),
@@ -315,7 +318,13 @@ impl<'t> RankLevels<'t> {
                 if transport.max(u64::from(self.graph.finish_writing().is_err())) != 0 {
                     return Err(give_up(GiveUp::Memory));
                 }
-                let outcome = mate_outcome(expanded.mates, &self.graph, transport, self.depth, cap);
+                let outcome = mate_outcome(
+                    expanded.mates,
+                    (&self.graph, (&self.root, limits.rules)),
+                    transport,
+                    self.depth,
+                    cap,
+                );
                 return Err(Step::Ends(outcome.unwrap_or(BfsOutcome::GaveUp {
                     lower_bound,
                     reason: GiveUp::Memory,
@@ -709,7 +718,7 @@ fn keep_new(
 /// all gathered).
 fn mate_outcome(
     mine: Vec<RankMate>,
-    graph: &LevelGraph,
+    (graph, root): (&LevelGraph, (&Position, RuleSet)),
     transport: &dyn Transport,
     depth: u32,
     cap: u32,
@@ -738,17 +747,18 @@ fn mate_outcome(
     let mut lines = Vec::new();
     let mut suffix = Vec::new();
     for mate in &mates {
-        suffix.clear();
-        suffix.extend(mate.reply);
-        suffix.push(mate.check);
+        let mut ways = Vec::new();
         walk_back(
             (graph, transport),
             depth as usize,
             mate.parent,
             &mut suffix,
-            &mut lines,
-            cap as usize,
+            &mut ways,
+            cap as usize - lines.len(),
         )?;
+        for places in ways {
+            lines.push(played(root, places, (mate.check, mate.reply)).ok()?);
+        }
         if lines.len() >= cap as usize {
             break;
         }
@@ -762,12 +772,12 @@ fn walk_back(
     (graph, transport): (&LevelGraph, &dyn Transport),
     depth: usize,
     node: u32,
-    suffix: &mut Vec<Move>,
-    lines: &mut Vec<Vec<Move>>,
+    suffix: &mut Vec<(u16, u16)>,
+    ways: &mut Vec<Vec<(u16, u16)>>,
     cap: usize,
 ) -> Option<()> {
     if depth == 0 {
-        lines.push(suffix.iter().rev().copied().collect());
+        ways.push(suffix.iter().rev().copied().collect());
         return Some(());
     }
     let (owner, local) = wire::node_of(node, transport.ranks());
@@ -781,20 +791,18 @@ fn walk_back(
     let gathered = transport.all_gather(mine);
     let links = wire::read_links(&gathered[owner])?;
     for link in links {
-        if lines.len() >= cap {
+        if ways.len() >= cap {
             break;
         }
-        suffix.push(link.evasion);
-        suffix.push(link.check);
+        suffix.push((link.check_place, link.evasion_place));
         walk_back(
             (graph, transport),
             depth - 1,
             link.parent,
             suffix,
-            lines,
+            ways,
             cap,
         )?;
-        suffix.pop();
         suffix.pop();
     }
     Some(())

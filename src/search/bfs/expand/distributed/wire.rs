@@ -43,8 +43,8 @@ pub(super) fn node_of(node: u32, ranks: usize) -> (usize, u32) {
 
 fn put_link(out: &mut Vec<u8>, link: &Link) {
     out.extend_from_slice(&link.parent.to_le_bytes());
-    out.extend_from_slice(&link.check.raw().to_le_bytes());
-    out.extend_from_slice(&link.evasion.raw().to_le_bytes());
+    out.extend_from_slice(&link.check_place.to_le_bytes());
+    out.extend_from_slice(&link.evasion_place.to_le_bytes());
 }
 
 /// Reads a byte buffer from the front; every read is checked (a short buffer is a bug of the
@@ -81,8 +81,8 @@ impl Reader<'_> {
     pub fn link(&mut self) -> Option<Link> {
         Some(Link {
             parent: self.u32()?,
-            check: Move::from_raw(self.u16()?),
-            evasion: Move::from_raw(self.u16()?),
+            check_place: self.u16()?,
+            evasion_place: self.u16()?,
         })
     }
 }
@@ -208,8 +208,8 @@ mod tests {
         let pos = Position::from_sfen("4k4/9/4P4/9/9/9/9/9/4K4 b G 1").unwrap();
         let link = Link {
             parent: 77,
-            check: Move::from_raw(0x1234),
-            evasion: Move::from_raw(0x0567),
+            check_place: 0x1234,
+            evasion_place: 0x0567,
         };
         let checks = [Move::from_raw(3), Move::from_raw(0x7fff)];
         let mut bytes = Vec::new();
