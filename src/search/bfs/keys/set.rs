@@ -86,6 +86,10 @@ const _: () = assert!(
 /// peak RSS at the defaults 92 -> 76 MB on wfp-56-12 2571, 121 -> 99 MB on 龍の顎 12555, for
 /// twice the rehashing (1461: 1.0% -> 1.8% of the samples).
 const FULL_PERCENT: usize = 74;
+/// Once memory is not ample, a shard grows (by a sixteenth) only when this full: where the
+/// pass is short of memory, fewer bytes a key are worth a longer look-up (a miss reads 1.16
+/// lines at 74%, about 1.4 at 80%: `table.rs`).
+const TIGHT_FULL_PERCENT: usize = 80;
 /// ...(room for this many shards of its size to grow), else by a sixteenth; and when
 /// not even that fits and no more memory is to be had, it fills up to `CRAMMED_PERCENT`
 /// (probes get longer, but the pass goes on). The shards reach 74% at about the same time:
@@ -480,7 +484,9 @@ impl Shard {
         let word = stored(key);
         let ext = ext_of(key);
         let size = self.table.buckets();
-        if (self.tally.len + 1) * 100 > self.table.slots() * FULL_PERCENT {
+        if (self.tally.len + 1) * 100 > self.table.slots() * FULL_PERCENT
+            && (self.tally.len + 1) * 100 > self.table.slots() * self.full_percent(*allowance)
+        {
             match self.bigger(*allowance) {
                 Some(bigger) => {
                     self.grow(bigger)?;
@@ -523,9 +529,29 @@ impl Shard {
     /// not fit (while growing, the old and the new table exist together).
     fn bigger(&self, allowance: usize) -> Option<usize> {
         let size = self.table.buckets();
-        let ample = allowance / AMPLE_SHARDS >= self.table.bytes();
-        let bigger = size + if ample { size / 4 } else { size / 16 }.max(1);
+        let bigger = size
+            + if self.ample(allowance) {
+                size / 4
+            } else {
+                size / 16
+            }
+            .max(1);
         Some(bigger).filter(|b| (size + b) * BUCKET_BYTES <= allowance)
+    }
+
+    /// Whether `allowance` leaves room for `AMPLE_SHARDS` shards of this one's size to grow.
+    fn ample(&self, allowance: usize) -> bool {
+        allowance / AMPLE_SHARDS >= self.table.bytes()
+    }
+
+    /// How full the shard may get before it grows: `FULL_PERCENT` while memory is ample,
+    /// `TIGHT_FULL_PERCENT` once it is not.
+    fn full_percent(&self, allowance: usize) -> usize {
+        if self.ample(allowance) {
+            FULL_PERCENT
+        } else {
+            TIGHT_FULL_PERCENT
+        }
     }
 
     /// A shard nearly full (`AHEAD_PERCENT`) made again bigger, as it would grow at its next
@@ -534,7 +560,8 @@ impl Shard {
     /// it in before it inserts again (see [`Shard::put_grown`]).
     pub(crate) fn grown_ahead(&self, allowance: usize) -> Option<Grown> {
         let size = self.table.buckets();
-        if self.tally.len * 100 < self.table.slots() * AHEAD_PERCENT {
+        let ahead = self.full_percent(allowance) - (FULL_PERCENT - AHEAD_PERCENT);
+        if self.tally.len * 100 < self.table.slots() * ahead {
             return None;
         }
         let bigger = self.bigger(allowance)?;

@@ -145,13 +145,14 @@ fn a_freeze_frees_less_rather_than_let_the_shards_cram() {
 #[test]
 fn near_the_budget_shards_grow_less_then_fill_up() {
     // A shard of 160 buckets (960 slots), with memory to grow by a sixteenth (not enough
-    // for its siblings to grow as with ample memory), then none.
+    // for its siblings to grow as with ample memory), then none. It fills past
+    // `FULL_PERCENT` to `TIGHT_FULL_PERCENT` before it grows.
     let mut shard = Shard::new(None, Arc::new(Clock::new(Forgetting::default())));
     shard.grow(160).unwrap();
     let mut inserted = Vec::new();
     let mut allowance = (160 + 170) * BUCKET_BYTES;
     let mut i = 0;
-    while shard.len() < 960 * FULL_PERCENT / 100 {
+    while shard.len() < 960 * TIGHT_FULL_PERCENT / 100 {
         if shard.insert(key(i), &mut allowance, false) == Ok(true) {
             inserted.push(key(i));
         }
