@@ -56,8 +56,13 @@ impl Width {
     }
 
     fn push_places(self, out: &mut Vec<u8>, link: Link) {
+        // (Each width its own constant-sized write: a slice of the width's length was a call
+        // to `memcpy` a place.)
         for place in [link.check_place, link.evasion_place] {
-            out.extend_from_slice(&place.to_le_bytes()[..self.0]);
+            match self.0 {
+                1 => out.push(place as u8),
+                _ => out.extend_from_slice(&place.to_le_bytes()),
+            }
         }
     }
 
