@@ -484,6 +484,7 @@ impl Shard {
         let word = stored(key);
         let ext = ext_of(key);
         let size = self.table.buckets();
+        // (The first test, the lower bound, spares most insertions the allowance's sums.)
         if (self.tally.len + 1) * 100 > self.table.slots() * FULL_PERCENT
             && (self.tally.len + 1) * 100 > self.table.slots() * self.full_percent(*allowance)
         {
@@ -529,13 +530,12 @@ impl Shard {
     /// not fit (while growing, the old and the new table exist together).
     fn bigger(&self, allowance: usize) -> Option<usize> {
         let size = self.table.buckets();
-        let bigger = size
-            + if self.ample(allowance) {
-                size / 4
-            } else {
-                size / 16
-            }
-            .max(1);
+        let step = if self.ample(allowance) {
+            size / 4
+        } else {
+            size / 16
+        };
+        let bigger = size + step.max(1);
         Some(bigger).filter(|b| (size + b) * BUCKET_BYTES <= allowance)
     }
 

@@ -35,9 +35,9 @@ const ALLOCATION: usize = 16;
 struct Width(usize);
 
 impl Width {
-    fn of<'a>(links: impl Iterator<Item = &'a Link>) -> Width {
+    fn of<'a>(mut links: impl Iterator<Item = &'a Link>) -> Width {
         let wide = |l: &Link| l.check_place > 0xff || l.evasion_place > 0xff;
-        Width(if links.into_iter().any(wide) { 2 } else { 1 })
+        Width(if links.any(wide) { 2 } else { 1 })
     }
 
     /// A link's two places.

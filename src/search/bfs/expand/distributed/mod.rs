@@ -714,8 +714,8 @@ fn keep_new(
 }
 
 /// The pass's outcome once a level has mates (on any rank): the count and the lines, the same
-/// on every rank. None if a message could not be read (on every rank alike: each reads what
-/// all gathered).
+/// on every rank. None if a message could not be read, or a line's places name no move from
+/// the root (on every rank alike: each reads what all gathered, and plays from the same root).
 fn mate_outcome(
     mine: Vec<RankMate>,
     (graph, root): (&LevelGraph, (&Position, RuleSet)),
