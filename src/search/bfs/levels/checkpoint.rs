@@ -61,8 +61,8 @@ pub struct Checkpointing {
 }
 
 /// Format of the files: a checkpoint of another format is refused. (5: links keep the places
-/// of their moves, not the moves.)
-const FORMAT: u32 = 5;
+/// of their moves, not the moves; 6: `links` keeps each level packed as in memory.)
+const FORMAT: u32 = 6;
 const MANIFEST: &str = "manifest.toml";
 /// A rank's previous generation's manifest, kept until every rank has written the new one.
 const PREVIOUS: &str = "manifest.prev.toml";

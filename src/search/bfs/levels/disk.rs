@@ -8,6 +8,8 @@
 //! stale file is ever left behind, and none is visible in the directory even while it is used.
 
 use super::level::Link;
+use super::packed::{edges_into_read, PackedEdges};
+use super::rising::ReadLevel;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -61,24 +63,25 @@ pub enum DiskError {
     Unplayable,
 }
 
-/// Where one level's edges lie in the file.
+/// Where one level's edges lie in the file: the level's packed bytes (see `packed.rs`), as
+/// it kept them in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DiskEdges {
     // The words first, then the half-words: 24 bytes, not 32 (one a level, kept in memory).
-    first_at: u64,
-    extra_at: u64,
+    at: u64,
+    bytes: u64,
     first_len: u32,
     extra_len: u32,
 }
 
 impl DiskEdges {
-    /// As a checkpoint records it: where the first links start, how many, where the further
-    /// ones start, how many.
+    /// As a checkpoint records it: where the level's bytes start, how many, and how many
+    /// first links and further ones they hold (checked against the bytes when read back).
     pub(crate) fn to_words(self) -> [u64; 4] {
         [
-            self.first_at,
+            self.at,
+            self.bytes,
             self.first_len.into(),
-            self.extra_at,
             self.extra_len.into(),
         ]
     }
@@ -86,21 +89,16 @@ impl DiskEdges {
     /// From [`Self::to_words`]; None if the words cannot be a level's place in a file of
     /// `file_len` bytes.
     pub(crate) fn from_words(words: [u64; 4], file_len: u64) -> Option<DiskEdges> {
-        let [first_at, first_len, extra_at, extra_len] = words;
+        let [at, bytes, first_len, extra_len] = words;
         let edges = DiskEdges {
-            first_at,
+            at,
+            bytes,
             first_len: first_len.try_into().ok()?,
-            extra_at,
             extra_len: extra_len.try_into().ok()?,
         };
-        let first_end = first_at.checked_add(first_len.checked_mul(LINK_RECORD)?)?;
-        let extra_end = extra_at.checked_add(extra_len.checked_mul(EXTRA_RECORD)?)?;
-        (first_end == extra_at && extra_end <= file_len).then_some(edges)
+        (at.checked_add(bytes)? <= file_len).then_some(edges)
     }
 }
-
-const LINK_RECORD: u64 = 8;
-const EXTRA_RECORD: u64 = 12;
 
 /// The unnamed file the links go to.
 pub(crate) struct LinkFile {
@@ -179,39 +177,28 @@ impl LinkFile {
         self.written
     }
 
-    /// Appends one level's edges: the first way into each new position, then the further ones
-    /// (sorted by child).
-    pub fn append(
-        &mut self,
-        first: &[Link],
-        extra: &[(u32, Link)],
-    ) -> Result<DiskEdges, DiskError> {
-        let bytes = first.len() as u64 * LINK_RECORD + extra.len() as u64 * EXTRA_RECORD;
-        if self.written + bytes > self.cap {
+    /// Appends one level's edges, as packed in memory.
+    pub fn append(&mut self, packed: &PackedEdges) -> Result<DiskEdges, DiskError> {
+        let bytes = packed.as_bytes();
+        let len = bytes.len() as u64;
+        if self.written + len > self.cap {
             return Err(DiskError::Cap {
                 dir: self.dir.clone(),
                 cap_mb: self.cap >> 20,
             });
         }
-        let first_at = self.written;
-        let extra_at = first_at + first.len() as u64 * LINK_RECORD;
-        let result = first
-            .iter()
-            .try_for_each(|link| self.writer.write_all(&link_bytes(link)))
-            .and_then(|()| {
-                extra.iter().try_for_each(|(child, link)| {
-                    self.writer.write_all(&child.to_le_bytes())?;
-                    self.writer.write_all(&link_bytes(link))
-                })
-            });
-        result.map_err(|e| self.write_error(e))?;
-        self.written += bytes;
-        Ok(DiskEdges {
-            first_at,
-            first_len: first.len() as u32,
-            extra_at,
-            extra_len: extra.len() as u32,
-        })
+        self.writer
+            .write_all(bytes)
+            .map_err(|e| self.write_error(e))?;
+        let (first_len, extra_len) = packed.lens();
+        let edges = DiskEdges {
+            at: self.written,
+            bytes: len,
+            first_len,
+            extra_len,
+        };
+        self.written += len;
+        Ok(edges)
     }
 
     fn write_error(&self, e: std::io::Error) -> DiskError {
@@ -227,33 +214,15 @@ impl LinkFile {
     }
 
     /// The edges into position `index` of a level: the first way in, then the others.
-    /// [`Self::finish_writing`] must have been called since the last append.
+    /// [`Self::finish_writing`] must have been called since the last append. A few small
+    /// reads a level (its header, the link, a block of its rising indices and a search among
+    /// them): reading the whole level instead would read every link written (gigabytes on the
+    /// longest problems) once a line.
     pub fn edges_into(&self, edges: &DiskEdges, index: u32) -> Result<Vec<Link>, DiskError> {
-        debug_assert!(index < edges.first_len);
-        let mut record = [0u8; EXTRA_RECORD as usize];
-        let first = &mut record[..LINK_RECORD as usize];
-        self.read_at(edges.first_at + u64::from(index) * LINK_RECORD, first)?;
-        let mut links = vec![link_from(first)];
-        // The first further edge into `index` (they are sorted by child).
-        let extra_at = |i: u32| edges.extra_at + u64::from(i) * EXTRA_RECORD;
-        let (mut low, mut high) = (0, edges.extra_len);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            self.read_at(extra_at(middle), &mut record[..4])?;
-            if child_of(&record) < index {
-                low = middle + 1;
-            } else {
-                high = middle;
-            }
-        }
-        for i in low..edges.extra_len {
-            self.read_at(extra_at(i), &mut record)?;
-            if child_of(&record) != index {
-                break;
-            }
-            links.push(link_from(&record[4..]));
-        }
-        Ok(links)
+        let level = Level { file: self, edges };
+        let len = usize::try_from(edges.bytes).map_err(|_| DiskError::Unplayable)?;
+        edges_into_read(&level, len, (edges.first_len, edges.extra_len), index)?
+            .ok_or(DiskError::Unplayable)
     }
 
     fn read_at(&self, at: u64, buffer: &mut [u8]) -> Result<(), DiskError> {
@@ -269,29 +238,25 @@ impl LinkFile {
     }
 }
 
-fn link_bytes(link: &Link) -> [u8; LINK_RECORD as usize] {
-    let mut bytes = [0u8; LINK_RECORD as usize];
-    bytes[..4].copy_from_slice(&link.parent.to_le_bytes());
-    bytes[4..6].copy_from_slice(&link.check_place.to_le_bytes());
-    bytes[6..].copy_from_slice(&link.evasion_place.to_le_bytes());
-    bytes
+/// One level's bytes in the file.
+struct Level<'a> {
+    file: &'a LinkFile,
+    edges: &'a DiskEdges,
 }
 
-fn link_from(bytes: &[u8]) -> Link {
-    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
-    Link {
-        parent: u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
-        check_place: u16_at(4),
-        evasion_place: u16_at(6),
+impl ReadLevel<DiskError> for Level<'_> {
+    fn read(&self, at: usize, buffer: &mut [u8]) -> Result<(), DiskError> {
+        // (Within the level: a damaged header that points past it is refused before.)
+        if at as u64 + buffer.len() as u64 > self.edges.bytes {
+            return Err(DiskError::Unplayable);
+        }
+        self.file.read_at(self.edges.at + at as u64, buffer)
     }
-}
-
-fn child_of(record: &[u8]) -> u32 {
-    u32::from_le_bytes([record[0], record[1], record[2], record[3]])
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::level::LevelEdges;
     use super::*;
 
     fn link(n: u32) -> Link {
@@ -302,8 +267,11 @@ mod tests {
         }
     }
 
-    fn same(a: &[Link], b: &[Link]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+    fn packed(first: &[Link], extra: &[(u32, Link)]) -> PackedEdges {
+        PackedEdges::pack(LevelEdges {
+            first: first.to_vec(),
+            extra: extra.to_vec(),
+        })
     }
 
     #[test]
@@ -317,14 +285,17 @@ mod tests {
         let mut file = LinkFile::create(&budget).unwrap();
         let mut levels = Vec::new();
         for level in 0..5u32 {
-            let first: Vec<Link> = (0..40 + level).map(|i| link(i * 7 + level)).collect();
+            // Rising parents (packed) on even levels, scattered ones (kept plain) on odd ones.
+            let first: Vec<Link> = (0..40 + level)
+                .map(|i| link(if level % 2 == 0 { i / 2 } else { i * 7 % 40 }))
+                .collect();
             // Further edges into every third child, two of them into child 3.
             let mut extra: Vec<(u32, Link)> = (0..40 + level)
                 .step_by(3)
                 .map(|c| (c, link(1000 + c)))
                 .collect();
             extra.insert(2, (3, link(2000)));
-            let stored = file.append(&first, &extra).unwrap();
+            let stored = file.append(&packed(&first, &extra)).unwrap();
             levels.push((first, extra, stored));
         }
         file.finish_writing().unwrap();
@@ -335,23 +306,63 @@ mod tests {
                 let mut expected = vec![first[child as usize]];
                 expected.extend(extra.iter().filter(|e| e.0 == child).map(|e| e.1));
                 let read = file.edges_into(stored, child).unwrap();
-                assert!(same(&read, &expected), "child {child}");
+                assert_eq!(read, expected, "child {child}");
             }
+            let past = file.edges_into(stored, first.len() as u32).unwrap_err();
+            assert_eq!(past, DiskError::Unplayable);
+        }
+        // A level appended after reading: readable once written out, the others still.
+        let first: Vec<Link> = (0..9).map(link).collect();
+        let stored = file.append(&packed(&first, &[])).unwrap();
+        file.finish_writing().unwrap();
+        assert_eq!(file.edges_into(&stored, 8).unwrap(), vec![link(8)]);
+        let (first, _, stored) = &levels[0];
+        assert_eq!(file.edges_into(stored, 0).unwrap()[0], first[0]);
+    }
+
+    /// Where a level's words say its bytes are is checked against the file's length, and what
+    /// lies there against the words' counts.
+    #[test]
+    fn a_level_that_is_not_where_its_words_say_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = DiskBudget {
+            dir: Some(dir.path().to_path_buf()),
+            cap_bytes: 1 << 20,
+            always: false,
+        };
+        let mut file = LinkFile::create(&budget).unwrap();
+        let first: Vec<Link> = (0..30).map(|i| link(i / 3)).collect();
+        let stored = file.append(&packed(&first, &[(4, link(9))])).unwrap();
+        let other = file.append(&packed(&first[..10], &[])).unwrap();
+        file.finish_writing().unwrap();
+        let words = stored.to_words();
+        assert_eq!(DiskEdges::from_words(words, file.written()), Some(stored));
+        assert_eq!(DiskEdges::from_words(words, words[1] - 1), None);
+        let [at, bytes, first_len, extra_len] = words;
+        for wrong in [
+            [at + 1, bytes, first_len, extra_len],
+            [at, bytes - 1, first_len, extra_len],
+            [at, bytes, first_len + 1, extra_len],
+            [at, bytes, first_len, 0],
+            [at, bytes + other.to_words()[1], first_len, extra_len],
+        ] {
+            let edges = DiskEdges::from_words(wrong, file.written()).expect("within the file");
+            assert_eq!(file.edges_into(&edges, 0), Err(DiskError::Unplayable));
         }
     }
 
     #[test]
     fn the_cap_and_a_missing_directory_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();
+        let ten = packed(&(0..10).map(link).collect::<Vec<_>>(), &[]);
         let budget = DiskBudget {
             dir: Some(dir.path().to_path_buf()),
-            cap_bytes: 80,
+            cap_bytes: ten.as_bytes().len() as u64 + 20,
             always: false,
         };
         let mut file = LinkFile::create(&budget).unwrap();
-        let ten: Vec<Link> = (0..10).map(link).collect();
-        assert!(file.append(&ten, &[]).is_ok());
-        let error = file.append(&ten[..1], &[]).unwrap_err();
+        assert!(file.append(&ten).is_ok());
+        let error = file.append(&ten).unwrap_err();
         assert!(matches!(error, DiskError::Cap { .. }), "{error}");
         let missing = DiskBudget {
             dir: Some(dir.path().join("no such directory")),

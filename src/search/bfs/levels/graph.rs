@@ -60,10 +60,10 @@ impl LevelGraph {
         // the edges into one child stay in the order they were found (as the threaded
         // expansion orders them too).
         edges.extra.sort_by_key(|&(child, _)| child);
+        let packed = PackedEdges::pack(edges);
         let stored = match self.file.as_mut().filter(|_| self.spilling) {
-            Some(file) => StoredEdges::Disk(file.append(&edges.first, &edges.extra)?),
+            Some(file) => StoredEdges::Disk(file.append(&packed)?),
             None => {
-                let packed = PackedEdges::pack(edges);
                 self.bytes += packed.bytes();
                 StoredEdges::Memory(packed)
             }
@@ -112,7 +112,7 @@ impl LevelGraph {
             let level = &mut self.levels[self.on_disk_before];
             if let StoredEdges::Memory(packed) = level {
                 freed += packed.bytes();
-                *level = StoredEdges::Disk(file.append(&packed.first_links(), &packed.extra())?);
+                *level = StoredEdges::Disk(file.append(packed)?);
             }
             self.on_disk_before += 1;
         }
@@ -131,7 +131,9 @@ impl LevelGraph {
     /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
     pub(crate) fn edges_into(&self, depth: usize, index: u32) -> Result<Vec<Link>, DiskError> {
         match &self.levels[depth - 1] {
-            StoredEdges::Memory(packed) => Ok(packed.edges_into(index)),
+            StoredEdges::Memory(packed) => {
+                packed.view().edges_into(index).ok_or(DiskError::Unplayable)
+            }
             StoredEdges::Disk(stored) => {
                 let file = self.file.as_ref().expect("levels on disk have a file");
                 file.edges_into(stored, index)

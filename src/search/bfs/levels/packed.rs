@@ -7,7 +7,7 @@
 //! position the same way. 8 bytes a first link become about 3.1, 12 a further one about 7.1.
 
 use super::level::{LevelEdges, Link};
-use super::rising::{self, word, Rising};
+use super::rising::{self, word, ReadLevel, Rising, RisingAt};
 
 /// The edges into one level's positions, packed (see the module notes), in one allocation: a
 /// long narrow problem has tens of thousands of levels of a few hundred positions, where eight
@@ -169,37 +169,71 @@ impl PackedEdges {
         }
     }
 
-    /// The first links and the further ones, read from the bytes.
-    fn lists(&self) -> (usize, List<'_>, usize, List<'_>) {
-        let header = |n: usize| word(&self.bytes, 4 * n);
-        let (first_len, extra_len) = (header(0) as usize, header(1) as usize);
-        let widths = header(4) as usize;
-        let (first_width, extra_width) = (Width(widths & 0xff), Width(widths >> 8));
-        let rest = &self.bytes[HEADER..];
-        let (first, rest) = match header(2) {
-            PLAIN => {
-                let (links, rest) = rest.split_at(first_len * first_width.link());
-                (List::Plain(links, first_width), rest)
-            }
-            far => {
-                let (places, rest) = rest.split_at(first_len * first_width.places());
-                let (parents, rest) = Rising::read(rest, first_len, far as usize);
-                (List::Packed(places, parents, first_width), rest)
-            }
-        };
-        let extra = match header(3) {
-            PLAIN => List::Plain(rest, extra_width),
-            far => {
-                let (links, rest) = rest.split_at(extra_len * extra_width.link());
-                let children = Rising::read(rest, extra_len, far as usize).0;
-                List::Packed(links, children, extra_width)
-            }
-        };
-        (first_len, first, extra_len, extra)
+    /// The packed bytes, as a file keeps them (see `disk.rs`) and [`PackedView::checked`]
+    /// reads them back.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
-    /// The first links, plain again (for the file, when memory runs short).
-    pub(crate) fn first_links(&self) -> Vec<Link> {
+    /// How many first links (positions of the level) and further ones.
+    pub(crate) fn lens(&self) -> (u32, u32) {
+        (word(&self.bytes, 0), word(&self.bytes, 4))
+    }
+
+    /// The links, to read.
+    pub(crate) fn view(&self) -> PackedView<'_> {
+        PackedView { bytes: &self.bytes }
+    }
+
+    /// Memory held, with the allocation's own header.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.len() + ALLOCATION
+    }
+}
+
+/// A level's packed links, read in memory (a file's are read through [`edges_into_read`]).
+#[derive(Clone, Copy)]
+pub(crate) struct PackedView<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> PackedView<'a> {
+    /// Bytes read back from a file, if their header fits them (see [`Layout::of`]). Within
+    /// that, damaged bytes may read as wrong links, never as a panic (a far step past the
+    /// list reads as an index past every level's).
+    #[cfg(test)]
+    fn checked(bytes: &'a [u8]) -> Option<PackedView<'a>> {
+        let header = bytes.first_chunk::<HEADER>()?;
+        Layout::of(header, bytes.len()).map(|_| PackedView { bytes })
+    }
+
+    /// How many first links (positions of the level) and further ones.
+    #[cfg(test)]
+    fn lens(self) -> (u32, u32) {
+        (word(self.bytes, 0), word(self.bytes, 4))
+    }
+
+    /// The first links and the further ones, read from the bytes.
+    fn lists(self) -> (usize, List<'a>, usize, List<'a>) {
+        let header = self.bytes.first_chunk::<HEADER>().expect("a header");
+        let layout = Layout::of(header, self.bytes.len()).expect("a level's bytes as packed");
+        let list = |at: ListAt| match at {
+            ListAt::Plain { at, width } => List::Plain(&self.bytes[at..], width),
+            ListAt::Packed { at, rising, width } => {
+                List::Packed(&self.bytes[at..], rising.in_bytes(self.bytes), width)
+            }
+        };
+        (
+            layout.first_len,
+            list(layout.first),
+            layout.extra_len,
+            list(layout.extra),
+        )
+    }
+
+    /// The first links, plain again (tests).
+    #[cfg(test)]
+    fn first_links(self) -> Vec<Link> {
         match self.lists() {
             (len, List::Packed(places, parents, width), ..) => (0..len)
                 .zip(parents.iter_from(0))
@@ -211,8 +245,9 @@ impl PackedEdges {
         }
     }
 
-    /// The further edges, plain again, by position.
-    pub(crate) fn extra(&self) -> Vec<(u32, Link)> {
+    /// The further edges, plain again, by position (tests).
+    #[cfg(test)]
+    fn extra(self) -> Vec<(u32, Link)> {
         match self.lists() {
             (.., List::Packed(links, children, width)) => children
                 .iter_from(0)
@@ -228,10 +263,14 @@ impl PackedEdges {
         }
     }
 
-    /// The edges into position `child`: the first one, then the others.
-    pub(crate) fn edges_into(&self, child: u32) -> Vec<Link> {
-        let (_, first, extra_len, extra) = self.lists();
+    /// The edges into position `child`: the first one, then the others; None if the level has
+    /// no such position.
+    pub(crate) fn edges_into(self, child: u32) -> Option<Vec<Link>> {
+        let (first_len, first, extra_len, extra) = self.lists();
         let at = child as usize;
+        if at >= first_len {
+            return None;
+        }
         let mut edges = vec![match first {
             List::Packed(places, parents, width) => {
                 width.link_with(places, width.places() * at, parents.get(at))
@@ -256,18 +295,13 @@ impl PackedEdges {
                 edges.extend(into.map(|at| width.link_at(links, further * at + INDEX)));
             }
         }
-        edges
-    }
-
-    /// Memory held, with the allocation's own header.
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes.len() + ALLOCATION
+        Some(edges)
     }
 
     /// Whether the first links and the further ones are packed, and their places' widths
     /// (tests).
     #[cfg(test)]
-    fn layout(&self) -> ((bool, usize), (bool, usize)) {
+    fn layout(self) -> ((bool, usize), (bool, usize)) {
         let of = |list: &List| match list {
             List::Packed(.., width) => (true, width.0),
             List::Plain(_, width) => (false, width.0),
@@ -275,6 +309,166 @@ impl PackedEdges {
         let (_, first, _, extra) = self.lists();
         (of(&first), of(&extra))
     }
+}
+
+/// Where a level's two lists lie in its bytes, from its header alone.
+#[derive(Clone, Copy)]
+struct Layout {
+    first_len: usize,
+    extra_len: usize,
+    first: ListAt,
+    extra: ListAt,
+}
+
+/// Where one list lies.
+#[derive(Clone, Copy)]
+enum ListAt {
+    /// Whole links from `at` (with their positions, for further ones).
+    Plain { at: usize, width: Width },
+    /// Links (or, for first links, places) from `at`, and the positions or parents.
+    Packed {
+        at: usize,
+        rising: RisingAt,
+        width: Width,
+    },
+}
+
+impl Layout {
+    /// The layout `header` gives a level of `len` bytes; None if its widths are none or its
+    /// lists would not take exactly those bytes (damaged bytes read back from a file).
+    fn of(header: &[u8; HEADER], len: usize) -> Option<Layout> {
+        let field = |n: usize| word(header, 4 * n);
+        let (first_len, extra_len) = (field(0) as usize, field(1) as usize);
+        let widths = field(4) as usize;
+        let width = |w: usize| [1, 2].contains(&w).then_some(Width(w));
+        let (first_width, extra_width) = (width(widths & 0xff)?, width(widths >> 8)?);
+        // Each list from `at`: where it is and where it ends.
+        let list = |at: usize, len: usize, far: u32, width: Width, plain: usize, packed: usize| {
+            Some(match far {
+                PLAIN => (
+                    ListAt::Plain { at, width },
+                    at.checked_add(len.checked_mul(plain)?)?,
+                ),
+                far if far as usize <= len => {
+                    let rising_at = at.checked_add(len.checked_mul(packed)?)?;
+                    let (rising, end) = RisingAt::new(rising_at, len, far as usize);
+                    (ListAt::Packed { at, rising, width }, end)
+                }
+                _ => return None,
+            })
+        };
+        let (first, first_end) = list(
+            HEADER,
+            first_len,
+            field(2),
+            first_width,
+            first_width.link(),
+            first_width.places(),
+        )?;
+        let (extra, end) = list(
+            first_end,
+            extra_len,
+            field(3),
+            extra_width,
+            extra_width.further(),
+            extra_width.link(),
+        )?;
+        (end == len).then_some(Layout {
+            first_len,
+            extra_len,
+            first,
+            extra,
+        })
+    }
+}
+
+/// The edges into position `child` of a level of `len` bytes read through `read` (from a
+/// file): [`PackedView::edges_into`], reading only the few bytes it needs. None if the level
+/// has no such position, or if its bytes are not a level of `lens` (first links, further ones)
+/// — damaged; within that, damaged bytes may read as wrong links, never as a panic.
+pub(crate) fn edges_into_read<E>(
+    read: &(impl ReadLevel<E> + ?Sized),
+    len: usize,
+    lens: (u32, u32),
+    child: u32,
+) -> Result<Option<Vec<Link>>, E> {
+    let mut header = [0u8; HEADER];
+    if len < HEADER {
+        return Ok(None);
+    }
+    read.read(0, &mut header)?;
+    let Some(layout) = Layout::of(&header, len) else {
+        return Ok(None);
+    };
+    if (layout.first_len, layout.extra_len) != (lens.0 as usize, lens.1 as usize)
+        || child as usize >= layout.first_len
+    {
+        return Ok(None);
+    }
+    let at = child as usize;
+    // A link (or its places) of `width` at byte `at`, its parent given or kept before it.
+    let link_at = |at: usize, width: Width, parent: Option<u32>| -> Result<Link, E> {
+        let mut bytes = [0u8; INDEX + 4];
+        match parent {
+            Some(parent) => {
+                let bytes = &mut bytes[..width.places()];
+                read.read(at, bytes)?;
+                Ok(width.link_with(bytes, 0, parent))
+            }
+            None => {
+                let bytes = &mut bytes[..width.link()];
+                read.read(at, bytes)?;
+                Ok(width.link_at(bytes, 0))
+            }
+        }
+    };
+    let mut edges = vec![match layout.first {
+        ListAt::Packed {
+            at: places,
+            rising,
+            width,
+        } => {
+            let parent = rising.get(read, at)?;
+            link_at(places + width.places() * at, width, Some(parent))?
+        }
+        ListAt::Plain { at: links, width } => link_at(links + width.link() * at, width, None)?,
+    }];
+    match layout.extra {
+        ListAt::Packed {
+            at: links,
+            rising,
+            width,
+        } => {
+            let start = rising.first_not_below(read, child)?;
+            let mut count = 0;
+            rising.scan(read, start, |_, c| {
+                count += usize::from(c == child);
+                c == child
+            })?;
+            for at in start..start + count {
+                edges.push(link_at(links + width.link() * at, width, None)?);
+            }
+        }
+        ListAt::Plain { at: links, width } => {
+            let further = width.further();
+            let (mut low, mut high) = (0, layout.extra_len);
+            while low < high {
+                let middle = low + (high - low) / 2;
+                if read.word(links + further * middle)? < child {
+                    low = middle + 1;
+                } else {
+                    high = middle;
+                }
+            }
+            for at in low..layout.extra_len {
+                if read.word(links + further * at)? != child {
+                    break;
+                }
+                edges.push(link_at(links + further * at + INDEX, width, None)?);
+            }
+        }
+    }
+    Ok(Some(edges))
 }
 
 #[cfg(test)]
@@ -300,16 +494,34 @@ mod tests {
     }
 
     /// Each position's edges read back as they were put in, one by one and all together.
+    /// (In memory, and as read back from a file's bytes.)
     fn reads_back(first: &[Link], extra: &[(u32, Link)], packed: &PackedEdges) {
-        assert_eq!(packed.first_links(), first);
-        assert!(packed.extra() == extra);
-        for (child, link) in first.iter().enumerate() {
-            let got = packed.edges_into(child as u32);
-            let want: Vec<Link> = std::iter::once(*link)
-                .chain(extra.iter().filter(|e| e.0 == child as u32).map(|e| e.1))
-                .collect();
-            assert!(got == want, "position {child}");
+        let from_file = PackedView::checked(packed.as_bytes()).expect("the bytes as packed");
+        for view in [packed.view(), from_file] {
+            assert_eq!(view.first_links(), first);
+            assert!(view.extra() == extra);
+            assert_eq!(view.lens(), (first.len() as u32, extra.len() as u32));
+            for (child, link) in first.iter().enumerate() {
+                let got = view.edges_into(child as u32);
+                let want: Vec<Link> = std::iter::once(*link)
+                    .chain(extra.iter().filter(|e| e.0 == child as u32).map(|e| e.1))
+                    .collect();
+                assert!(got == Some(want), "position {child}");
+            }
+            assert!(view.edges_into(first.len() as u32).is_none());
         }
+        // And a piece at a time, as from a file.
+        let (bytes, lens) = (packed.as_bytes(), packed.lens());
+        for child in 0..=first.len() as u32 {
+            let read = edges_into_read(bytes, bytes.len(), lens, child);
+            assert_eq!(
+                read,
+                Ok(packed.view().edges_into(child)),
+                "position {child}"
+            );
+        }
+        let other_lens = (lens.0, lens.1 + 1);
+        assert_eq!(edges_into_read(bytes, bytes.len(), other_lens, 0), Ok(None));
     }
 
     /// Parents in rising order with steps of every size, a parent before the last one, the
@@ -338,7 +550,7 @@ mod tests {
             extra: extra.clone(),
         };
         let packed = PackedEdges::pack(edges);
-        assert_eq!(packed.layout(), ((true, 1), (true, 1)));
+        assert_eq!(packed.view().layout(), ((true, 1), (true, 1)));
         reads_back(&first, &extra, &packed);
         // Rising parents with small steps: about three bytes a first link; a further one in
         // every three positions: about seven bytes each.
@@ -367,7 +579,7 @@ mod tests {
             first: shuffled.clone(),
             extra: scattered.clone(),
         });
-        assert_eq!(packed.layout(), ((false, 1), (true, 1)));
+        assert_eq!(packed.view().layout(), ((false, 1), (true, 1)));
         reads_back(&shuffled, &scattered, &packed);
         let far_apart: Vec<(u32, Link)> = (0..10u32).map(|i| (i * 300, link(i, i))).collect();
         let rising: Vec<Link> = (0..3000u32).map(|i| link(i / 2, i)).collect();
@@ -375,7 +587,7 @@ mod tests {
             first: rising.clone(),
             extra: far_apart.clone(),
         });
-        assert_eq!(packed.layout(), ((true, 1), (false, 1)));
+        assert_eq!(packed.view().layout(), ((true, 1), (false, 1)));
         reads_back(&rising, &far_apart, &packed);
     }
 
@@ -409,11 +621,51 @@ mod tests {
                     extra: extra.clone(),
                 });
                 assert_eq!(
-                    packed.layout(),
+                    packed.view().layout(),
                     ((packed_lists.0, first_width), (packed_lists.1, extra_width))
                 );
                 reads_back(first, extra, &packed);
             }
         }
+    }
+
+    /// Bytes read back from a damaged file: a header that does not fit them is refused, and
+    /// whatever else a byte changed into, reading every position's edges never panics.
+    #[test]
+    fn damaged_bytes_are_refused_or_read_without_a_panic() {
+        let mut parents = rising::climbing(300, 5, rising::every_size);
+        parents[200] = 3;
+        let first: Vec<Link> = parents
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| link(p, i as u32))
+            .collect();
+        let extra: Vec<(u32, Link)> = (0..290u32).step_by(5).map(|c| (c, link(c, c))).collect();
+        let packed = PackedEdges::pack(LevelEdges { first, extra });
+        let bytes = packed.as_bytes();
+        assert!(PackedView::checked(&bytes[..bytes.len() - 1]).is_none());
+        let mut longer = bytes.to_vec();
+        longer.push(0);
+        assert!(PackedView::checked(&longer).is_none());
+        let mut refused = 0;
+        for at in 0..bytes.len() {
+            for value in [0u8, 1, 2, 0x7f, 0xfe, 0xff] {
+                let mut damaged = bytes.to_vec();
+                damaged[at] = value;
+                let lens = PackedView::checked(&damaged).map(|view| view.lens());
+                match lens {
+                    None => refused += 1,
+                    Some(lens) => {
+                        let view = PackedView::checked(&damaged).expect("checked");
+                        for child in 0..lens.0 + 2 {
+                            let _ = view.edges_into(child);
+                            let read = edges_into_read(&damaged[..], damaged.len(), lens, child);
+                            assert!(read.is_ok(), "reads stay within the level");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(refused > 0, "some headers damaged beyond use");
     }
 }

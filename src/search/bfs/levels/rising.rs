@@ -99,9 +99,12 @@ impl<'a> Rising<'a> {
         self.steps.len()
     }
 
-    /// The far index at `n` in `far`.
+    /// The far index at `n` in `far`; past the list (damaged bytes read back from a file,
+    /// more steps marked far than far indices), an index past every level's.
     fn far_index(&self, n: usize) -> u32 {
-        word(self.far, 8 * n + 4)
+        self.far
+            .get(8 * n + 4..8 * n + 8)
+            .map_or(u32::MAX, |w| word(w, 0))
     }
 
     /// The indices from `from` on.
@@ -117,7 +120,8 @@ impl<'a> Rising<'a> {
                 far += 1;
                 self.far_index(far - 1)
             } else {
-                index + u32::from(self.steps[at])
+                // (Wrapping: no valid list overflows, a damaged one must not panic.)
+                index.wrapping_add(u32::from(self.steps[at]))
             };
             (at >= from).then_some(index)
         })
@@ -138,6 +142,147 @@ impl<'a> Rising<'a> {
         let from = block * BLOCK;
         let found = self.iter_from(from).position(|i| i >= index);
         found.map_or(self.len(), |n| from + n)
+    }
+}
+
+/// Where a rising list lies in a level's bytes, for reading it a piece at a time from a file
+/// (see `disk.rs`): the same layout as [`Rising`], by offsets instead of slices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RisingAt {
+    steps: usize,
+    block_starts: usize,
+    far: usize,
+    len: usize,
+    far_len: usize,
+}
+
+impl RisingAt {
+    /// The `len` indices, `far` of them far, starting at byte `at`; and where they end.
+    pub(super) fn new(at: usize, len: usize, far: usize) -> (RisingAt, usize) {
+        let block_starts = at + len;
+        let far_at = block_starts + len.div_ceil(BLOCK) * 4;
+        let rising = RisingAt {
+            steps: at,
+            block_starts,
+            far: far_at,
+            len,
+            far_len: far,
+        };
+        (rising, far_at + far * 8)
+    }
+
+    /// The list in `bytes` (those of the whole level).
+    pub(super) fn in_bytes(self, bytes: &[u8]) -> Rising<'_> {
+        Rising::read(&bytes[self.steps..], self.len, self.far_len).0
+    }
+
+    /// The index at `at`, read through `read` (bytes at an offset in the level).
+    pub(super) fn get<E>(self, read: &(impl ReadLevel<E> + ?Sized), at: usize) -> Result<u32, E> {
+        let mut index = 0;
+        self.scan(read, at, |_, i| {
+            index = i;
+            false
+        })?;
+        Ok(index)
+    }
+
+    /// Where the first index not below `index` is, in a list kept in rising order (the length
+    /// if there is none): [`Rising::first_not_below`], read through `read`.
+    pub(super) fn first_not_below<E>(
+        self,
+        read: &(impl ReadLevel<E> + ?Sized),
+        index: u32,
+    ) -> Result<usize, E> {
+        let (mut low, mut high) = (0, self.len.div_ceil(BLOCK));
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if read.word(self.block_starts + 4 * middle)? < index {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        let Some(block) = low.checked_sub(1) else {
+            return Ok(0);
+        };
+        let mut found = self.len;
+        self.scan(read, block * BLOCK, |at, i| {
+            if i >= index {
+                found = at;
+            }
+            i < index
+        })?;
+        Ok(found)
+    }
+
+    /// Calls `f(at, index)` for each index from `from` on, while it returns true.
+    pub(super) fn scan<E>(
+        self,
+        read: &(impl ReadLevel<E> + ?Sized),
+        from: usize,
+        mut f: impl FnMut(usize, u32) -> bool,
+    ) -> Result<(), E> {
+        let mut block = from / BLOCK;
+        let mut steps = [0u8; BLOCK];
+        while block * BLOCK < self.len {
+            let start = block * BLOCK;
+            let steps = &mut steps[..BLOCK.min(self.len - start)];
+            read.read(self.steps + start, steps)?;
+            let mut index = read.word(self.block_starts + 4 * block)?;
+            for (n, &step) in steps.iter().enumerate() {
+                let at = start + n;
+                if n > 0 {
+                    index = match step {
+                        FAR => self.far_index(read, at)?,
+                        // (Wrapping: no valid list overflows, a damaged one must not panic.)
+                        step => index.wrapping_add(u32::from(step)),
+                    };
+                }
+                if at >= from && !f(at, index) {
+                    return Ok(());
+                }
+            }
+            block += 1;
+        }
+        Ok(())
+    }
+
+    /// The far index at `at` in the list: looked up among the far ones (kept by where they
+    /// are); past every level's if there is none there (damaged bytes).
+    fn far_index<E>(self, read: &(impl ReadLevel<E> + ?Sized), at: usize) -> Result<u32, E> {
+        let (mut low, mut high) = (0, self.far_len);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match (read.word(self.far + 8 * middle)? as usize).cmp(&at) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return read.word(self.far + 8 * middle + 4),
+            }
+        }
+        Ok(u32::MAX)
+    }
+}
+
+/// A level's bytes, read a piece at a time (from a file: see `disk.rs`).
+pub(crate) trait ReadLevel<E> {
+    /// Fills `buffer` from byte `at` of the level.
+    fn read(&self, at: usize, buffer: &mut [u8]) -> Result<(), E>;
+
+    /// The little-endian word at byte `at`.
+    fn word(&self, at: usize) -> Result<u32, E> {
+        let mut bytes = [0u8; 4];
+        self.read(at, &mut bytes)?;
+        Ok(u32::from_le_bytes(bytes))
+    }
+}
+
+/// (Tests: the level's bytes in memory.)
+#[cfg(test)]
+impl ReadLevel<()> for [u8] {
+    fn read(&self, at: usize, buffer: &mut [u8]) -> Result<(), ()> {
+        let bytes = self.get(at..at + buffer.len()).ok_or(())?;
+        buffer.copy_from_slice(bytes);
+        Ok(())
     }
 }
 
@@ -196,6 +341,18 @@ mod tests {
             let read: Vec<u32> = rising.iter_from(from).collect();
             assert_eq!(read, indices[from..], "from {from}");
         }
+        // The same, read a piece at a time (as from a file), three bytes in.
+        let mut level = vec![7u8; 3];
+        level.extend_from_slice(&written);
+        let (at, end) = RisingAt::new(3, indices.len(), far);
+        assert_eq!(end, level.len());
+        assert_eq!(
+            at.in_bytes(&level).iter_from(0).collect::<Vec<_>>(),
+            indices
+        );
+        for (n, &index) in indices.iter().enumerate() {
+            assert_eq!(at.get(&level[..], n), Ok(index), "at {n}");
+        }
     }
 
     /// In a rising list, the first index not below any given one is found where a plain
@@ -210,9 +367,16 @@ mod tests {
         let index = *indices.last().expect("indices");
         let written = written(&indices);
         let (rising, _) = Rising::read(&written, indices.len(), far_steps(indices.iter().copied()));
+        let far = far_steps(indices.iter().copied());
+        let (at, _) = RisingAt::new(0, indices.len(), far);
         for wanted in 0..=index + 2 {
             let plain = indices.partition_point(|&i| i < wanted);
             assert_eq!(rising.first_not_below(wanted), plain, "{wanted}");
+            assert_eq!(
+                at.first_not_below(&written[..], wanted),
+                Ok(plain),
+                "{wanted}"
+            );
         }
         let (empty, _) = Rising::read(&[], 0, 0);
         assert_eq!(empty.first_not_below(7), 0);
