@@ -6,13 +6,6 @@
 use crate::shogi::movegen::{MoveList, MAX_MOVES};
 use crate::shogi::{Move, Position, RuleSet};
 
-/// Which of its lists a move's place indexes.
-#[derive(Clone, Copy)]
-enum Side {
-    Check,
-    Evasion,
-}
-
 /// A move's index in its generated list, as a link keeps it.
 #[inline]
 pub(crate) fn place_of(index: usize) -> u16 {
@@ -34,17 +27,18 @@ pub(crate) fn line_of(
     rules.adopt(&mut pos);
     let mut list = MoveList::new();
     let mut line = Vec::new();
+    // Plays the move at `place` of the list `generate` makes at `pos`.
+    let mut play = |pos: &mut Position, generate: fn(RuleSet, &Position, &mut MoveList), place| {
+        list.clear();
+        generate(rules, pos, &mut list);
+        let m = *list.as_slice().get(usize::from(place))?;
+        pos.do_move(m);
+        line.push(m);
+        Some(())
+    };
     for (check, evasion) in places {
-        for (side, place) in [(Side::Check, check), (Side::Evasion, evasion)] {
-            list.clear();
-            match side {
-                Side::Check => rules.checks(&pos, &mut list),
-                Side::Evasion => rules.evasions(&pos, &mut list),
-            }
-            let m = *list.as_slice().get(usize::from(place))?;
-            pos.do_move(m);
-            line.push(m);
-        }
+        play(&mut pos, RuleSet::checks, check)?;
+        play(&mut pos, RuleSet::evasions, evasion)?;
     }
     line.extend_from_slice(last);
     Some(line)
