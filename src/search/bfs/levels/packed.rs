@@ -5,6 +5,8 @@
 //! places (see `Link`) take a byte each where all of the list's do, as nearly always (two
 //! otherwise). The further ways in (counting) are kept in position order, so each keeps its
 //! position the same way. 8 bytes a first link become about 3.1, 12 a further one about 7.1.
+//! The links file keeps a level in the same bytes (`disk.rs`), read back through
+//! [`edges_into_read`] a few pieces at a time.
 
 use super::level::{LevelEdges, Link};
 use super::rising::{self, word, ReadLevel, Rising, RisingAt};
