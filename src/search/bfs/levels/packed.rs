@@ -200,9 +200,11 @@ pub(crate) struct PackedView<'a> {
 }
 
 impl<'a> PackedView<'a> {
-    /// Bytes read back from a file, if their header fits them (see [`Layout::of`]). Within
-    /// that, damaged bytes may read as wrong links, never as a panic (a far step past the
-    /// list reads as an index past every level's).
+    /// Bytes that may be damaged, if their header fits them (see [`Layout::of`], which
+    /// [`edges_into_read`] checks a file's level by too). Within that, damaged bytes may read
+    /// as wrong links, never as a panic (a far step past the list reads as an index past every
+    /// level's). Tests: the pass reads its own levels in memory, and a file's through
+    /// `edges_into_read`.
     #[cfg(test)]
     fn checked(bytes: &'a [u8]) -> Option<PackedView<'a>> {
         let header = bytes.first_chunk::<HEADER>()?;
