@@ -267,6 +267,15 @@ mod tests {
         }
     }
 
+    /// Up to `cap_bytes` in `dir`.
+    fn budget_in(dir: &Path, cap_bytes: u64) -> DiskBudget {
+        DiskBudget {
+            dir: Some(dir.to_path_buf()),
+            cap_bytes,
+            always: false,
+        }
+    }
+
     fn packed(first: &[Link], extra: &[(u32, Link)]) -> PackedEdges {
         PackedEdges::pack(LevelEdges {
             first: first.to_vec(),
@@ -277,12 +286,7 @@ mod tests {
     #[test]
     fn reads_back_every_edge_of_every_level() {
         let dir = tempfile::tempdir().unwrap();
-        let budget = DiskBudget {
-            dir: Some(dir.path().to_path_buf()),
-            cap_bytes: 1 << 20,
-            always: false,
-        };
-        let mut file = LinkFile::create(&budget).unwrap();
+        let mut file = LinkFile::create(&budget_in(dir.path(), 1 << 20)).unwrap();
         let mut levels = Vec::new();
         for level in 0..5u32 {
             // Rising parents (packed) on even levels, scattered ones (kept plain) on odd ones.
@@ -325,12 +329,7 @@ mod tests {
     #[test]
     fn a_level_that_is_not_where_its_words_say_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let budget = DiskBudget {
-            dir: Some(dir.path().to_path_buf()),
-            cap_bytes: 1 << 20,
-            always: false,
-        };
-        let mut file = LinkFile::create(&budget).unwrap();
+        let mut file = LinkFile::create(&budget_in(dir.path(), 1 << 20)).unwrap();
         let first: Vec<Link> = (0..30).map(|i| link(i / 3)).collect();
         let stored = file.append(&packed(&first, &[(4, link(9))])).unwrap();
         let other = file.append(&packed(&first[..10], &[])).unwrap();
@@ -355,11 +354,7 @@ mod tests {
     fn the_cap_and_a_missing_directory_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();
         let ten = packed(&(0..10).map(link).collect::<Vec<_>>(), &[]);
-        let budget = DiskBudget {
-            dir: Some(dir.path().to_path_buf()),
-            cap_bytes: ten.as_bytes().len() as u64 + 20,
-            always: false,
-        };
+        let budget = budget_in(dir.path(), ten.as_bytes().len() as u64 + 20);
         let mut file = LinkFile::create(&budget).unwrap();
         assert!(file.append(&ten).is_ok());
         let error = file.append(&ten).unwrap_err();
