@@ -131,9 +131,7 @@ impl LevelGraph {
     /// The edges into position `index` of level `depth` (>= 1): the first one, then the others.
     pub(crate) fn edges_into(&self, depth: usize, index: u32) -> Result<Vec<Link>, DiskError> {
         match &self.levels[depth - 1] {
-            StoredEdges::Memory(packed) => {
-                packed.view().edges_into(index).ok_or(DiskError::Unplayable)
-            }
+            StoredEdges::Memory(packed) => packed.edges_into(index).ok_or(DiskError::Unplayable),
             StoredEdges::Disk(stored) => {
                 let file = self.file.as_ref().expect("levels on disk have a file");
                 file.edges_into(stored, index)

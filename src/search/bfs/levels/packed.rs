@@ -171,8 +171,8 @@ impl PackedEdges {
         }
     }
 
-    /// The packed bytes, as a file keeps them (see `disk.rs`) and [`PackedView::checked`]
-    /// reads them back.
+    /// The packed bytes, as a file keeps them (see `disk.rs`: read back through
+    /// [`edges_into_read`]).
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -182,49 +182,19 @@ impl PackedEdges {
         (word(&self.bytes, 0), word(&self.bytes, 4))
     }
 
-    /// The links, to read.
-    pub(crate) fn view(&self) -> PackedView<'_> {
-        PackedView { bytes: &self.bytes }
-    }
-
     /// Memory held, with the allocation's own header.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes.len() + ALLOCATION
     }
-}
-
-/// A level's packed links, read in memory (a file's are read through [`edges_into_read`]).
-#[derive(Clone, Copy)]
-pub(crate) struct PackedView<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> PackedView<'a> {
-    /// Bytes that may be damaged, if their header fits them (see [`Layout::of`], which
-    /// [`edges_into_read`] checks a file's level by too). Within that, damaged bytes may read
-    /// as wrong links, never as a panic (a far step past the list reads as an index past every
-    /// level's). Tests: the pass reads its own levels in memory, and a file's through
-    /// `edges_into_read`.
-    #[cfg(test)]
-    fn checked(bytes: &'a [u8]) -> Option<PackedView<'a>> {
-        let header = bytes.first_chunk::<HEADER>()?;
-        Layout::of(header, bytes.len()).map(|_| PackedView { bytes })
-    }
-
-    /// How many first links (positions of the level) and further ones.
-    #[cfg(test)]
-    fn lens(self) -> (u32, u32) {
-        (word(self.bytes, 0), word(self.bytes, 4))
-    }
 
     /// The first links and the further ones, read from the bytes.
-    fn lists(self) -> (usize, List<'a>, usize, List<'a>) {
+    fn lists(&self) -> (usize, List<'_>, usize, List<'_>) {
         let header = self.bytes.first_chunk::<HEADER>().expect("a header");
         let layout = Layout::of(header, self.bytes.len()).expect("a level's bytes as packed");
         let list = |at: ListAt| match at {
             ListAt::Plain { at, width } => List::Plain(&self.bytes[at..], width),
             ListAt::Packed { at, rising, width } => {
-                List::Packed(&self.bytes[at..], rising.in_bytes(self.bytes), width)
+                List::Packed(&self.bytes[at..], rising.in_bytes(&self.bytes), width)
             }
         };
         (
@@ -237,7 +207,7 @@ impl<'a> PackedView<'a> {
 
     /// The first links, plain again (tests).
     #[cfg(test)]
-    fn first_links(self) -> Vec<Link> {
+    fn first_links(&self) -> Vec<Link> {
         match self.lists() {
             (len, List::Packed(places, parents, width), ..) => (0..len)
                 .zip(parents.iter_from(0))
@@ -251,7 +221,7 @@ impl<'a> PackedView<'a> {
 
     /// The further edges, plain again, by position (tests).
     #[cfg(test)]
-    fn extra(self) -> Vec<(u32, Link)> {
+    fn extra(&self) -> Vec<(u32, Link)> {
         match self.lists() {
             (.., List::Packed(links, children, width)) => children
                 .iter_from(0)
@@ -269,7 +239,7 @@ impl<'a> PackedView<'a> {
 
     /// The edges into position `child`: the first one, then the others; None if the level has
     /// no such position.
-    pub(crate) fn edges_into(self, child: u32) -> Option<Vec<Link>> {
+    pub(crate) fn edges_into(&self, child: u32) -> Option<Vec<Link>> {
         let (first_len, first, extra_len, extra) = self.lists();
         let at = child as usize;
         if at >= first_len {
@@ -305,7 +275,7 @@ impl<'a> PackedView<'a> {
     /// Whether the first links and the further ones are packed, and their places' widths
     /// (tests).
     #[cfg(test)]
-    fn layout(self) -> ((bool, usize), (bool, usize)) {
+    fn layout(&self) -> ((bool, usize), (bool, usize)) {
         let of = |list: &List| match list {
             List::Packed(.., width) => (true, width.0),
             List::Plain(_, width) => (false, width.0),
@@ -387,7 +357,7 @@ impl Layout {
 }
 
 /// The edges into position `child` of a level of `len` bytes read through `read` (from a
-/// file): [`PackedView::edges_into`], reading only the few bytes it needs. None if the level
+/// file): [`PackedEdges::edges_into`], reading only the few bytes it needs. None if the level
 /// has no such position, or if its bytes are not a level of `lens` (first links, further ones)
 /// — damaged; within that, damaged bytes may read as wrong links, never as a panic.
 pub(crate) fn edges_into_read<E>(
@@ -498,32 +468,30 @@ mod tests {
     }
 
     /// Each position's edges read back as they were put in, one by one and all together.
-    /// (In memory, and as read back from a file's bytes.)
+    /// (In memory, and a piece at a time as from a file.)
     fn reads_back(first: &[Link], extra: &[(u32, Link)], packed: &PackedEdges) {
-        let from_file = PackedView::checked(packed.as_bytes()).expect("the bytes as packed");
-        for view in [packed.view(), from_file] {
-            assert_eq!(view.first_links(), first);
-            assert!(view.extra() == extra);
-            assert_eq!(view.lens(), (first.len() as u32, extra.len() as u32));
-            for (child, link) in first.iter().enumerate() {
-                let got = view.edges_into(child as u32);
-                let want: Vec<Link> = std::iter::once(*link)
-                    .chain(extra.iter().filter(|e| e.0 == child as u32).map(|e| e.1))
-                    .collect();
-                assert!(got == Some(want), "position {child}");
-            }
-            assert!(view.edges_into(first.len() as u32).is_none());
-        }
-        // And a piece at a time, as from a file.
+        assert_eq!(packed.first_links(), first);
+        assert!(packed.extra() == extra);
         let (bytes, lens) = (packed.as_bytes(), packed.lens());
-        for child in 0..=first.len() as u32 {
-            let read = edges_into_read(bytes, bytes.len(), lens, child);
+        assert_eq!(lens, (first.len() as u32, extra.len() as u32));
+        for (child, link) in first.iter().enumerate() {
+            let want: Vec<Link> = std::iter::once(*link)
+                .chain(extra.iter().filter(|e| e.0 == child as u32).map(|e| e.1))
+                .collect();
+            assert!(
+                packed.edges_into(child as u32) == Some(want.clone()),
+                "{child}"
+            );
+            let read = edges_into_read(bytes, bytes.len(), lens, child as u32);
             assert_eq!(
                 read,
-                Ok(packed.view().edges_into(child)),
-                "position {child}"
+                Ok(Some(want)),
+                "position {child}, read as from a file"
             );
         }
+        let past = first.len() as u32;
+        assert!(packed.edges_into(past).is_none());
+        assert_eq!(edges_into_read(bytes, bytes.len(), lens, past), Ok(None));
         let other_lens = (lens.0, lens.1 + 1);
         assert_eq!(edges_into_read(bytes, bytes.len(), other_lens, 0), Ok(None));
     }
@@ -554,7 +522,7 @@ mod tests {
             extra: extra.clone(),
         };
         let packed = PackedEdges::pack(edges);
-        assert_eq!(packed.view().layout(), ((true, 1), (true, 1)));
+        assert_eq!(packed.layout(), ((true, 1), (true, 1)));
         reads_back(&first, &extra, &packed);
         // Rising parents with small steps: about three bytes a first link; a further one in
         // every three positions: about seven bytes each.
@@ -583,7 +551,7 @@ mod tests {
             first: shuffled.clone(),
             extra: scattered.clone(),
         });
-        assert_eq!(packed.view().layout(), ((false, 1), (true, 1)));
+        assert_eq!(packed.layout(), ((false, 1), (true, 1)));
         reads_back(&shuffled, &scattered, &packed);
         let far_apart: Vec<(u32, Link)> = (0..10u32).map(|i| (i * 300, link(i, i))).collect();
         let rising: Vec<Link> = (0..3000u32).map(|i| link(i / 2, i)).collect();
@@ -591,7 +559,7 @@ mod tests {
             first: rising.clone(),
             extra: far_apart.clone(),
         });
-        assert_eq!(packed.view().layout(), ((true, 1), (false, 1)));
+        assert_eq!(packed.layout(), ((true, 1), (false, 1)));
         reads_back(&rising, &far_apart, &packed);
     }
 
@@ -625,7 +593,7 @@ mod tests {
                     extra: extra.clone(),
                 });
                 assert_eq!(
-                    packed.view().layout(),
+                    packed.layout(),
                     ((packed_lists.0, first_width), (packed_lists.1, extra_width))
                 );
                 reads_back(first, extra, &packed);
@@ -637,8 +605,10 @@ mod tests {
     /// whatever else a byte changed into, reading every position's edges never panics.
     #[test]
     fn damaged_bytes_are_refused_or_read_without_a_panic() {
-        let mut parents = rising::climbing(300, 5, rising::every_size);
+        let mut parents = rising::climbing(300, 5, |i| i % 4);
         parents[200] = 3;
+        // A block's first index near the largest: a step damaged into a long one overflows.
+        parents[256] = u32::MAX - 3;
         let first: Vec<Link> = parents
             .iter()
             .enumerate()
@@ -646,27 +616,25 @@ mod tests {
             .collect();
         let extra: Vec<(u32, Link)> = (0..290u32).step_by(5).map(|c| (c, link(c, c))).collect();
         let packed = PackedEdges::pack(LevelEdges { first, extra });
-        let bytes = packed.as_bytes();
-        assert!(PackedView::checked(&bytes[..bytes.len() - 1]).is_none());
+        assert_eq!(
+            packed.layout(),
+            ((true, 1), (true, 1)),
+            "far steps to damage"
+        );
+        let (bytes, lens) = (packed.as_bytes(), packed.lens());
+        assert!(edges_into_read(&bytes[..bytes.len() - 1], bytes.len() - 1, lens, 0) == Ok(None));
         let mut longer = bytes.to_vec();
         longer.push(0);
-        assert!(PackedView::checked(&longer).is_none());
+        assert!(edges_into_read(&longer[..], longer.len(), lens, 0) == Ok(None));
         let mut refused = 0;
         for at in 0..bytes.len() {
             for value in [0u8, 1, 2, 0x7f, 0xfe, 0xff] {
                 let mut damaged = bytes.to_vec();
                 damaged[at] = value;
-                let lens = PackedView::checked(&damaged).map(|view| view.lens());
-                match lens {
-                    None => refused += 1,
-                    Some(lens) => {
-                        let view = PackedView::checked(&damaged).expect("checked");
-                        for child in 0..lens.0 + 2 {
-                            let _ = view.edges_into(child);
-                            let read = edges_into_read(&damaged[..], damaged.len(), lens, child);
-                            assert!(read.is_ok(), "reads stay within the level");
-                        }
-                    }
+                let read = |child| edges_into_read(&damaged[..], damaged.len(), lens, child);
+                refused += usize::from(read(0) == Ok(None));
+                for child in 0..lens.0 + 2 {
+                    assert!(read(child).is_ok(), "reads stay within the level");
                 }
             }
         }

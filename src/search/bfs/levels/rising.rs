@@ -99,12 +99,9 @@ impl<'a> Rising<'a> {
         self.steps.len()
     }
 
-    /// The far index at `n` in `far`; past the list (damaged bytes read back from a file,
-    /// more steps marked far than far indices), an index past every level's.
+    /// The far index at `n` in `far`.
     fn far_index(&self, n: usize) -> u32 {
-        self.far
-            .get(8 * n + 4..8 * n + 8)
-            .map_or(u32::MAX, |w| word(w, 0))
+        word(self.far, 8 * n + 4)
     }
 
     /// The indices from `from` on.
@@ -120,8 +117,7 @@ impl<'a> Rising<'a> {
                 far += 1;
                 self.far_index(far - 1)
             } else {
-                // (Wrapping: no valid list overflows, a damaged one must not panic.)
-                index.wrapping_add(u32::from(self.steps[at]))
+                index + u32::from(self.steps[at])
             };
             (at >= from).then_some(index)
         })
