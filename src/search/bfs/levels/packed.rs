@@ -425,16 +425,10 @@ pub(crate) fn edges_into_read<E>(
         }
         ListAt::Plain { at: links, width } => {
             let further = width.further();
-            let (mut low, mut high) = (0, layout.extra_len);
-            while low < high {
-                let middle = low + (high - low) / 2;
-                if read.word(links + further * middle)? < child {
-                    low = middle + 1;
-                } else {
-                    high = middle;
-                }
-            }
-            for at in low..layout.extra_len {
+            let start = rising::try_partition(layout.extra_len, |at| {
+                Ok(read.word(links + further * at)? < child)
+            })?;
+            for at in start..layout.extra_len {
                 if read.word(links + further * at)? != child {
                     break;
                 }

@@ -64,16 +64,25 @@ pub(super) struct Rising<'a> {
 /// The first of `0..len` for which `below` is false, `below` being true up to some point and
 /// false from there on (a binary search over positions, not over a slice).
 pub(super) fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
+    try_partition(len, |at| Ok::<_, std::convert::Infallible>(below(at)))
+        .unwrap_or_else(|e| match e {})
+}
+
+/// [`partition`] with a test that may fail (a read from a file).
+pub(super) fn try_partition<E>(
+    len: usize,
+    below: impl Fn(usize) -> Result<bool, E>,
+) -> Result<usize, E> {
     let (mut low, mut high) = (0, len);
     while low < high {
         let middle = low + (high - low) / 2;
-        if below(middle) {
+        if below(middle)? {
             low = middle + 1;
         } else {
             high = middle;
         }
     }
-    low
+    Ok(low)
 }
 
 /// The little-endian word at byte `at`.
@@ -156,15 +165,14 @@ impl RisingAt {
     /// The `len` indices, `far` of them far, starting at byte `at`; and where they end.
     pub(super) fn new(at: usize, len: usize, far: usize) -> (RisingAt, usize) {
         let block_starts = at + len;
-        let far_at = block_starts + len.div_ceil(BLOCK) * 4;
         let rising = RisingAt {
             steps: at,
             block_starts,
-            far: far_at,
+            far: block_starts + len.div_ceil(BLOCK) * 4,
             len,
             far_len: far,
         };
-        (rising, far_at + far * 8)
+        (rising, at + bytes(len, far))
     }
 
     /// The list in `bytes` (those of the whole level).
@@ -189,16 +197,13 @@ impl RisingAt {
         read: &(impl ReadLevel<E> + ?Sized),
         index: u32,
     ) -> Result<usize, E> {
-        let (mut low, mut high) = (0, self.len.div_ceil(BLOCK));
-        while low < high {
-            let middle = low + (high - low) / 2;
-            if read.word(self.block_starts + 4 * middle)? < index {
-                low = middle + 1;
-            } else {
-                high = middle;
-            }
-        }
-        let Some(block) = low.checked_sub(1) else {
+        let blocks = self.len.div_ceil(BLOCK);
+        let blocks_below =
+            try_partition(
+                blocks,
+                |b| Ok(read.word(self.block_starts + 4 * b)? < index),
+            )?;
+        let Some(block) = blocks_below.checked_sub(1) else {
             return Ok(0);
         };
         let mut found = self.len;
@@ -246,16 +251,13 @@ impl RisingAt {
     /// The far index at `at` in the list: looked up among the far ones (kept by where they
     /// are); past every level's if there is none there (damaged bytes).
     fn far_index<E>(self, read: &(impl ReadLevel<E> + ?Sized), at: usize) -> Result<u32, E> {
-        let (mut low, mut high) = (0, self.far_len);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            match (read.word(self.far + 8 * middle)? as usize).cmp(&at) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return read.word(self.far + 8 * middle + 4),
-            }
+        let where_at = |n: usize| read.word(self.far + 8 * n).map(|w| w as usize);
+        let n = try_partition(self.far_len, |n| Ok(where_at(n)? < at))?;
+        if n < self.far_len && where_at(n)? == at {
+            read.word(self.far + 8 * n + 4)
+        } else {
+            Ok(u32::MAX)
         }
-        Ok(u32::MAX)
     }
 }
 
