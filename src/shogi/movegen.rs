@@ -165,18 +165,31 @@ fn push_king_moves(
     }
 }
 
-/// All non-king board moves to squares in `targets`.
+/// All non-king board moves to squares in `targets`, of the pieces among `movers` (which must
+/// hold every piece that reaches a target: the others have no such move anyway).
 #[inline]
-fn push_piece_moves(pos: &Position, ctx: &Ctx, targets: Bitboard, list: &mut MoveList) {
+fn push_piece_moves(
+    pos: &Position,
+    ctx: &Ctx,
+    targets: Bitboard,
+    movers: Bitboard,
+    list: &mut MoveList,
+) {
     use PieceType::{Bishop, Dragon, Gold, Horse, Knight, Lance, Pawn, Rook, Silver};
     let targets = targets & !ctx.own;
-    let own = |kind| pos.pieces(ctx.us, kind);
+    let own = |kind| pos.pieces(ctx.us, kind) & movers;
     push_moves_of(ctx, Pawn, own(Pawn), targets, list);
     push_moves_of(ctx, Lance, own(Lance), targets, list);
     push_moves_of(ctx, Knight, own(Knight), targets, list);
     push_moves_of(ctx, Silver, own(Silver), targets, list);
     // The four promoted kinds move exactly like a gold.
-    push_moves_of(ctx, Gold, pos.gold_movers() & ctx.own, targets, list);
+    push_moves_of(
+        ctx,
+        Gold,
+        pos.gold_movers() & ctx.own & movers,
+        targets,
+        list,
+    );
     push_moves_of(ctx, Bishop, own(Bishop), targets, list);
     push_moves_of(ctx, Rook, own(Rook), targets, list);
     push_moves_of(ctx, Horse, own(Horse), targets, list);
@@ -279,7 +292,7 @@ pub fn legal_under<R: Rules>(pos: &Position, list: &mut MoveList) {
         return;
     }
     let ctx = Ctx::new(pos);
-    push_piece_moves(pos, &ctx, Bitboard::ALL, list);
+    push_piece_moves(pos, &ctx, Bitboard::ALL, Bitboard::ALL, list);
     if let Some(k) = ctx.king {
         push_king_moves(pos, &ctx, k, Bitboard::ALL, list);
     }
@@ -290,6 +303,10 @@ pub fn legal_under<R: Rules>(pos: &Position, list: &mut MoveList) {
 pub fn evasions(pos: &Position, list: &mut MoveList) {
     evasions_under::<Plain>(pos, list)
 }
+
+/// Up to this many squares to capture or interpose on, evasions find their movers square by
+/// square.
+const EVASION_TARGETS_BY_SQUARE: u32 = 2;
 
 /// All legal moves under the rules `R` when the side to move is in check.
 pub fn evasions_under<R: Rules>(pos: &Position, list: &mut MoveList) {
@@ -303,7 +320,18 @@ pub fn evasions_under<R: Rules>(pos: &Position, list: &mut MoveList) {
     }
     let checker = checkers.lsb();
     let block = between(king, checker);
-    push_piece_moves(pos, &ctx, block | checkers, list);
+    // Most checks in a helpmate touch the king or come from next to it: one square to answer
+    // on, which a few pieces reach. Finding those from the square costs one look-up a kind
+    // of attacker instead of one a piece (the order of the moves stays the generator's).
+    let targets = (block | checkers) & !ctx.own;
+    let movers = if targets.count() <= EVASION_TARGETS_BY_SQUARE {
+        targets.iter().fold(Bitboard::EMPTY, |movers, to| {
+            movers | pos.attackers_to(ctx.us, to, ctx.occ)
+        })
+    } else {
+        Bitboard::ALL
+    };
+    push_piece_moves(pos, &ctx, targets, movers, list);
     push_drops::<R>(pos, &ctx, |_| block, list);
 }
 
@@ -639,6 +667,79 @@ pub fn is_legal_move(pos: &Position, m: Move) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The evasions as they were generated before their movers were found square by square:
+    /// every piece's moves to the targets.
+    fn evasions_piece_by_piece(pos: &Position) -> MoveList {
+        let mut list = MoveList::new();
+        let ctx = Ctx::new(pos);
+        let king = ctx.king.expect("in check");
+        push_king_moves(pos, &ctx, king, Bitboard::ALL, &mut list);
+        let checkers = pos.checkers();
+        if !checkers.has_many() {
+            let block = between(king, checkers.lsb());
+            push_piece_moves(pos, &ctx, block | checkers, Bitboard::ALL, &mut list);
+            push_drops::<Plain>(pos, &ctx, |_| block, &mut list);
+        }
+        list
+    }
+
+    /// Links name a move by its place in the generator's list, so finding the movers from the
+    /// squares must give the same moves in the same order. Helpmate-like walks (a random check,
+    /// a random evasion) from crowded problems, comparing every evasion list met.
+    #[test]
+    fn evasions_keep_their_order_whichever_way_movers_are_found() {
+        use rand::{Rng, SeedableRng};
+        let starts = [
+            "gpnS+P2nl/pk+p6/1lpgsp1G1/Pb1l4+R/2gl5/3s1N2K/9/5PNP+B/6s1r b 7P2p 1",
+            "5bllb/SGG1g1+R+RP/1Lns1sK1s/1pp1p+p2g/3p1+p3/5k2+p/1P4n2/P3+pp+plN/2P1P+p2+p b NP 1",
+            "9/6GGr/S1ssggN1b/pL+p+p5/1+p4P1K/4L1+P2/+p+Ppllppp+B/+p4P3/+pk+n1+n1+nsr b 3P 1",
+            "4k4/9/4P4/9/9/9/9/9/4K4 b 2R2B4G4S4N4L17P 1",
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(65);
+        let (mut compared, mut one_target, mut many_targets) = (0, 0, 0);
+        for sfen in starts {
+            for _ in 0..300 {
+                let mut pos = Position::from_sfen(sfen).unwrap();
+                for _ in 0..40 {
+                    let mut checks = MoveList::new();
+                    super::checks(&pos, &mut checks);
+                    if checks.is_empty() {
+                        break;
+                    }
+                    pos.do_move(checks.as_slice()[rng.random_range(0..checks.len())]);
+                    let mut evasions = MoveList::new();
+                    super::evasions(&pos, &mut evasions);
+                    assert_eq!(
+                        evasions.as_slice(),
+                        evasions_piece_by_piece(&pos).as_slice(),
+                        "{}",
+                        pos.to_sfen()
+                    );
+                    compared += 1;
+                    let king = pos.king(pos.side_to_move()).unwrap();
+                    let checkers = pos.checkers();
+                    if !checkers.has_many() {
+                        let targets = (between(king, checkers.lsb()) | checkers)
+                            & !pos.pieces_of(pos.side_to_move());
+                        if targets.count() <= EVASION_TARGETS_BY_SQUARE {
+                            one_target += 1;
+                        } else {
+                            many_targets += 1;
+                        }
+                    }
+                    if evasions.is_empty() {
+                        break;
+                    }
+                    pos.do_move(evasions.as_slice()[rng.random_range(0..evasions.len())]);
+                }
+            }
+        }
+        assert!(
+            compared > 5_000 && one_target > 1_000 && many_targets > 100,
+            "{compared} {one_target} {many_targets}"
+        );
+    }
 
     #[test]
     fn greed_keeps_the_captures_and_asceticism_the_others() {
