@@ -8,6 +8,7 @@ use super::bitboard::Bitboard;
 use super::conditions::{Captures, PawnDropMate, Plain, Rules};
 use super::position::{CheckInfo, Position};
 use super::types::{Color, Move, PieceType, Square};
+use std::cell::Cell;
 
 /// The most legal moves any shogi position has is 593.
 pub const MAX_MOVES: usize = 600;
@@ -114,26 +115,41 @@ fn push_board_moves(
 }
 
 /// Shared per-node data for the generators.
-struct Ctx {
+struct Ctx<'a> {
+    pos: &'a Position,
     us: Color,
     occ: Bitboard,
     own: Bitboard,
     /// Our king, if any.
     king: Option<Square>,
-    /// Our pieces pinned to our king.
-    pinned: Bitboard,
+    /// Our pieces pinned to our king, once asked for: most positions the breadth-first pass
+    /// tests for checks have none, and then no move is ever tested against a pin.
+    pinned: Cell<Option<Bitboard>>,
 }
 
-impl Ctx {
+impl<'a> Ctx<'a> {
     #[inline]
-    fn new(pos: &Position) -> Ctx {
+    fn new(pos: &'a Position) -> Ctx<'a> {
         let us = pos.side_to_move();
         Ctx {
+            pos,
             us,
             occ: pos.occupied(),
             own: pos.pieces_of(us),
             king: pos.king(us),
-            pinned: pos.pinned(us),
+            pinned: Cell::new(None),
+        }
+    }
+
+    #[inline]
+    fn pinned(&self) -> Bitboard {
+        match self.pinned.get() {
+            Some(pinned) => pinned,
+            None => {
+                let pinned = self.pos.pinned(self.us);
+                self.pinned.set(Some(pinned));
+                pinned
+            }
         }
     }
 
@@ -141,7 +157,7 @@ impl Ctx {
     #[inline]
     fn pin_mask(&self, from: Square) -> Bitboard {
         match self.king {
-            Some(k) if self.pinned.has(from) => line(k, from),
+            Some(k) if self.pinned().has(from) => line(k, from),
             _ => Bitboard::ALL,
         }
     }
@@ -519,10 +535,19 @@ fn push_checks_of(
     let us = ctx.us;
     let zone = promotion_zone(us);
     for from in from_squares {
-        let dests = attacks(us, kind, from, ctx.occ) & !ctx.own & ctx.pin_mask(from);
-        if dests.is_empty() {
+        let reach = attacks(us, kind, from, ctx.occ) & !ctx.own;
+        // Whether any of these moves could check, before a pin is looked for.
+        let checking = if ci.discoverers.has(from) {
+            reach
+        } else if kind.can_promote() {
+            reach & (ci.squares[kind.index()] | ci.squares[kind.promoted().index()])
+        } else {
+            reach & ci.squares[kind.index()]
+        };
+        if checking.is_empty() {
             continue;
         }
+        let dests = reach & ctx.pin_mask(from);
         let mut direct = dests;
         if ci.discoverers.has(from) {
             // Leaving the line uncovers a check by the slider behind: every such move checks.
