@@ -122,8 +122,9 @@ struct Ctx<'a> {
     own: Bitboard,
     /// Our king, if any.
     king: Option<Square>,
-    /// Our pieces pinned to our king, once asked for: most positions the breadth-first pass
-    /// tests for checks have none, and then no move is ever tested against a pin.
+    /// Our pieces pinned to our king, found when a move is first tested against them: in most
+    /// positions the breadth-first pass tests for checks no piece could check at all (they are
+    /// dead), and then the pins are never looked for.
     pinned: Cell<Option<Bitboard>>,
 }
 
