@@ -166,13 +166,8 @@ impl<'a> Ctx<'a> {
 
 /// Legal king destinations within `targets`.
 #[inline]
-fn push_king_moves(
-    pos: &Position,
-    ctx: &Ctx,
-    king: Square,
-    targets: Bitboard,
-    list: &mut MoveList,
-) {
+fn push_king_moves(ctx: &Ctx, king: Square, targets: Bitboard, list: &mut MoveList) {
+    let pos = ctx.pos;
     let them = !ctx.us;
     let occ = ctx.occ ^ Bitboard::from_square(king);
     for to in king_attacks(king) & targets & !ctx.own {
@@ -185,13 +180,8 @@ fn push_king_moves(
 /// All non-king board moves to squares in `targets`, of the pieces among `movers` (which must
 /// hold every piece that reaches a target: the others have no such move anyway).
 #[inline]
-fn push_piece_moves(
-    pos: &Position,
-    ctx: &Ctx,
-    targets: Bitboard,
-    movers: Bitboard,
-    list: &mut MoveList,
-) {
+fn push_piece_moves(ctx: &Ctx, targets: Bitboard, movers: Bitboard, list: &mut MoveList) {
+    let pos = ctx.pos;
     use PieceType::{Bishop, Dragon, Gold, Horse, Knight, Lance, Pawn, Rook, Silver};
     let targets = targets & !ctx.own;
     let own = |kind| pos.pieces(ctx.us, kind) & movers;
@@ -237,12 +227,8 @@ fn pawn_files(pos: &Position, us: Color) -> Bitboard {
 
 /// Drops of every kind in hand onto the empty squares of `targets(kind)`.
 #[inline]
-fn push_drops<R: Rules>(
-    pos: &Position,
-    ctx: &Ctx,
-    targets: impl Fn(PieceType) -> Bitboard,
-    list: &mut MoveList,
-) {
+fn push_drops<R: Rules>(ctx: &Ctx, targets: impl Fn(PieceType) -> Bitboard, list: &mut MoveList) {
+    let pos = ctx.pos;
     let us = ctx.us;
     let hand = pos.hand(us);
     if hand.is_empty() {
@@ -309,11 +295,11 @@ pub fn legal_under<R: Rules>(pos: &Position, list: &mut MoveList) {
         return;
     }
     let ctx = Ctx::new(pos);
-    push_piece_moves(pos, &ctx, Bitboard::ALL, Bitboard::ALL, list);
+    push_piece_moves(&ctx, Bitboard::ALL, Bitboard::ALL, list);
     if let Some(k) = ctx.king {
-        push_king_moves(pos, &ctx, k, Bitboard::ALL, list);
+        push_king_moves(&ctx, k, Bitboard::ALL, list);
     }
-    push_drops::<R>(pos, &ctx, |_| Bitboard::ALL, list);
+    push_drops::<R>(&ctx, |_| Bitboard::ALL, list);
 }
 
 /// All legal moves when the side to move is in check.
@@ -330,7 +316,7 @@ pub fn evasions_under<R: Rules>(pos: &Position, list: &mut MoveList) {
     debug_assert!(pos.in_check());
     let ctx = Ctx::new(pos);
     let king = ctx.king.expect("in check implies a king");
-    push_king_moves(pos, &ctx, king, Bitboard::ALL, list);
+    push_king_moves(&ctx, king, Bitboard::ALL, list);
     let checkers = pos.checkers();
     if checkers.has_many() {
         return;
@@ -348,8 +334,8 @@ pub fn evasions_under<R: Rules>(pos: &Position, list: &mut MoveList) {
     } else {
         Bitboard::ALL
     };
-    push_piece_moves(pos, &ctx, targets, movers, list);
-    push_drops::<R>(pos, &ctx, |_| block, list);
+    push_piece_moves(&ctx, targets, movers, list);
+    push_drops::<R>(&ctx, |_| block, list);
 }
 
 /// Where the opponent's king could still run, for a quick "can this check mate?" filter: up to
@@ -648,11 +634,10 @@ fn push_checks<R: Rules>(pos: &Position, pawn_drops: bool, list: &mut MoveList) 
     // The king can only check by discovery.
     if let Some(k) = ctx.king {
         if ci.discoverers.has(k) {
-            push_king_moves(pos, &ctx, k, !line(ci.king, k), list);
+            push_king_moves(&ctx, k, !line(ci.king, k), list);
         }
     }
     push_drops::<R>(
-        pos,
         &ctx,
         |kind| match kind {
             Pawn if !pawn_drops => Bitboard::EMPTY,
@@ -700,12 +685,12 @@ mod tests {
         let mut list = MoveList::new();
         let ctx = Ctx::new(pos);
         let king = ctx.king.expect("in check");
-        push_king_moves(pos, &ctx, king, Bitboard::ALL, &mut list);
+        push_king_moves(&ctx, king, Bitboard::ALL, &mut list);
         let checkers = pos.checkers();
         if !checkers.has_many() {
             let block = between(king, checkers.lsb());
-            push_piece_moves(pos, &ctx, block | checkers, Bitboard::ALL, &mut list);
-            push_drops::<Plain>(pos, &ctx, |_| block, &mut list);
+            push_piece_moves(&ctx, block | checkers, Bitboard::ALL, &mut list);
+            push_drops::<Plain>(&ctx, |_| block, &mut list);
         }
         list
     }
