@@ -195,7 +195,7 @@ impl Expansion {
     /// an evasion that checkmates the attacker) goes to `mates`, and with `first_mate_only`
     /// nothing more is looked at. Once `mates` holds any, or with `mate_elsewhere`, this is the
     /// mate level and no children are kept. Each child's slots in the key set, the dead cache
-    /// and whatever else `sink` will look up start loading here. Returns the moves generated
+    /// and whatever else `sink` will look up start loading here, once all are found. Returns the moves generated
     /// (nodes).
     pub(crate) fn generate<S: ChildSink>(
         &mut self,
@@ -276,13 +276,6 @@ impl Expansion {
                 nodes += self.evasions.len() as u64;
                 for (evasion_place, &evasion) in self.evasions.iter().enumerate() {
                     let key = pos.key_after(evasion);
-                    if frozen_apart {
-                        seen.prefetch_table(key);
-                    } else {
-                        seen.prefetch(key);
-                    }
-                    dead.prefetch(key);
-                    sink.prefetch(key);
                     self.children.push(Child {
                         check,
                         evasion,
@@ -293,6 +286,21 @@ impl Expansion {
                 }
             }
             pos.undo_move(check);
+        }
+        // The loads start together, once every child is found: started as each child was
+        // found, each waited on its own (a load of a table without huge pages walks the page
+        // tables first, and the core stalls behind it), the next one's wait coming after the
+        // generation in between; together their waits overlap (12555 at one thread 5.91 ->
+        // 5.66 s, at two 2.96 -> 2.89 s).
+        for child in &self.children {
+            let key = child.key;
+            if frozen_apart {
+                seen.prefetch_table(key);
+            } else {
+                seen.prefetch(key);
+            }
+            dead.prefetch(key);
+            sink.prefetch(key);
         }
         nodes
     }
