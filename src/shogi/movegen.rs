@@ -170,8 +170,9 @@ fn push_king_moves(ctx: &Ctx, king: Square, targets: Bitboard, list: &mut MoveLi
     let pos = ctx.pos;
     let them = !ctx.us;
     let occ = ctx.occ ^ Bitboard::from_square(king);
+    let attackers = pos.piece_sets(them);
     for to in king_attacks(king) & targets & !ctx.own {
-        if !pos.is_attacked(them, to, occ) {
+        if !attackers.attack(to, occ) {
             list.push(Move::normal(king, to, false));
         }
     }

@@ -39,6 +39,41 @@ pub struct Position {
     capture: CaptureSetting,
 }
 
+/// One side's pieces by how they attack (see [`Position::piece_sets`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PieceSets {
+    by: Color,
+    pawns: Bitboard,
+    knights: Bitboard,
+    silvers: Bitboard,
+    golds: Bitboard,
+    king_steppers: Bitboard,
+    diagonal: Bitboard,
+    orthogonal: Bitboard,
+    lances: Bitboard,
+}
+
+impl PieceSets {
+    /// True when any of the pieces attacks `sq` given occupancy `occ` (as
+    /// [`Position::is_attacked`]).
+    #[inline]
+    pub fn attack(&self, sq: Square, occ: Bitboard) -> bool {
+        let them = !self.by;
+        let steps = (pawn_attacks(them, sq) & self.pawns)
+            | (knight_attacks(them, sq) & self.knights)
+            | (silver_attacks(them, sq) & self.silvers)
+            | (gold_attacks(them, sq) & self.golds)
+            | (king_attacks(sq) & self.king_steppers);
+        steps.is_nonempty()
+            || ((bishop_pseudo_attacks(sq) & self.diagonal).is_nonempty()
+                && (bishop_attacks(sq, occ) & self.diagonal).is_nonempty())
+            || ((rook_pseudo_attacks(sq) & self.orthogonal).is_nonempty()
+                && (rook_attacks(sq, occ) & self.orthogonal).is_nonempty())
+            || ((lance_pseudo_attacks(them, sq) & self.lances).is_nonempty()
+                && (lance_attacks(them, sq, occ) & self.lances).is_nonempty())
+    }
+}
+
 /// Data for recognising moves that give check against `side`'s opponent's king.
 #[derive(Clone, Copy, Debug)]
 pub struct CheckInfo {
@@ -520,6 +555,26 @@ impl Position {
         (self.step_attackers(by, sq) | sliders) & self.by_color[by.index()]
     }
 
+    /// `by`'s pieces sorted as [`PieceSets::attack`] asks for them: for asking about several
+    /// squares of one position (a king's flights), where [`Position::is_attacked`] would sort
+    /// them again for each.
+    #[inline]
+    pub fn piece_sets(&self, by: Color) -> PieceSets {
+        let own = self.by_color[by.index()];
+        let k = |kind: PieceType| self.by_kind[kind.index()] & own;
+        PieceSets {
+            by,
+            pawns: k(PieceType::Pawn),
+            knights: k(PieceType::Knight),
+            silvers: k(PieceType::Silver),
+            golds: self.gold_movers() & own,
+            king_steppers: self.king_steppers() & own,
+            diagonal: self.diagonal_sliders() & own,
+            orthogonal: self.orthogonal_sliders() & own,
+            lances: k(PieceType::Lance),
+        }
+    }
+
     /// True when any piece of `by` attacks `sq` given occupancy `occ`. Cheaper than
     /// `attackers_to`: steppers first, and each slider ray only when such a slider is on its line.
     #[inline]
@@ -949,5 +1004,49 @@ mod tests {
             );
             assert_eq!(unpacked.checkers(), pos.checkers(), "{sfen}");
         }
+    }
+
+    /// `PieceSets::attack` answers as `attackers_to` does, on every square, for either side,
+    /// with the board's occupancy and with a king lifted off it (as the king's moves ask).
+    #[test]
+    fn piece_sets_see_the_attackers_that_attackers_to_sees() {
+        use crate::shogi::movegen::{self, MoveList};
+        use rand::{Rng, SeedableRng};
+        let starts = [
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+            "5bllb/SGG1g1+R+RP/1Lns1sK1s/1pp1p+p2g/3p1+p3/5k2+p/1P4n2/P3+pp+plN/2P1P+p2+p b NP 1",
+            "9/6GGr/S1ssggN1b/pL+p+p5/1+p4P1K/4L1+P2/+p+Ppllppp+B/+p4P3/+pk+n1+n1+nsr b 3P 1",
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(65);
+        let (mut attacked, mut asked) = (0, 0);
+        for sfen in starts {
+            let mut pos = Position::from_sfen(sfen).unwrap();
+            for _ in 0..200 {
+                for by in [Color::Black, Color::White] {
+                    let sets = pos.piece_sets(by);
+                    let lifted = pos.king(!by).map_or(Bitboard::EMPTY, Bitboard::from_square);
+                    for occ in [pos.occupied(), pos.occupied() ^ lifted] {
+                        for sq in Bitboard::ALL {
+                            let expected = pos.attackers_to(by, sq, occ).is_nonempty();
+                            assert_eq!(sets.attack(sq, occ), expected, "{} {sq:?}", pos.to_sfen());
+                            attacked += usize::from(expected);
+                            asked += 1;
+                        }
+                    }
+                }
+                let mut moves = MoveList::new();
+                movegen::legal(&pos, &mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                let m = moves.as_slice()[rng.random_range(0..moves.len())];
+                pos.do_move(m);
+            }
+        }
+        // Both answers met often enough to mean something.
+        assert!(
+            attacked > asked / 10 && attacked < asked * 9 / 10,
+            "{attacked} of {asked}"
+        );
     }
 }
