@@ -577,6 +577,8 @@ impl Position {
 
     /// True when any piece of `by` attacks `sq` given occupancy `occ`. Cheaper than
     /// `attackers_to`: steppers first, and each slider ray only when such a slider is on its line.
+    /// It sorts `by`'s pieces only as far as its answer needs; made of [`Position::piece_sets`],
+    /// which sorts them all first, forest-06-10_97 took 1.5% more instructions.
     #[inline]
     pub fn is_attacked(&self, by: Color, sq: Square, occ: Bitboard) -> bool {
         let them = !by;

@@ -195,8 +195,8 @@ impl Expansion {
     /// an evasion that checkmates the attacker) goes to `mates`, and with `first_mate_only`
     /// nothing more is looked at. Once `mates` holds any, or with `mate_elsewhere`, this is the
     /// mate level and no children are kept. Each child's slots in the key set, the dead cache
-    /// and whatever else `sink` will look up start loading here, once all are found. Returns the moves generated
-    /// (nodes).
+    /// and whatever else `sink` will look up start loading here, once all are found. Returns
+    /// the moves generated (nodes).
     pub(crate) fn generate<S: ChildSink>(
         &mut self,
         parent: Parent,
