@@ -12,6 +12,9 @@ use std::time::Instant;
 /// The most positions a one-thread level makes room for before it starts (see
 /// `expand_level`).
 pub(crate) const NEXT_LEVEL_ROOM: usize = 4096;
+/// How many positions ahead of the one expanded the next parent starts loading: a position's
+/// expansion takes about as long as a load from memory.
+const PARENT_AHEAD: usize = 2;
 
 /// The next level as one thread builds it.
 pub(crate) struct NextLevel<'a> {
@@ -177,6 +180,7 @@ pub(crate) fn expand_level(
     // to 100 ms for a wider level).
     let mut next_poll = (*nodes / POLL_INTERVAL + 1) * POLL_INTERVAL;
     for index in 0..level.positions.len() {
+        level.positions.prefetch_one(index + PARENT_AHEAD);
         *nodes += pipeline.current().generate(
             level.parent(index),
             (sink.seen, dead, &sink),
