@@ -117,6 +117,13 @@ impl PackedPosition {
         [o0, o1, w0, w1, w2, w3]
     }
 
+    /// The same position, its record saying that its side to move may be in check (unpacking
+    /// then looks): for records from storage, which may come from a build that did not say.
+    pub fn may_be_in_check(mut self) -> PackedPosition {
+        self.words[3] |= 1 << IN_CHECK_SHIFT;
+        self
+    }
+
     /// The packed position [`Self::to_words`] gave. Only words it gave make a position that
     /// unpacks (what a checkpoint holds is checked by its checksum before it is used).
     pub fn from_words(words: [u64; 6]) -> PackedPosition {
@@ -136,6 +143,10 @@ const PIECES_A_WORD: usize = 12;
 /// where the side to move is kept.
 const HAND_SHIFT: u32 = (MAX_BOARD_PIECES - 3 * PIECES_A_WORD) as u32 * PIECE_BITS;
 const SIDE_SHIFT: u32 = HAND_SHIFT + 2 * HAND_BITS;
+/// Set when the side to move may be in check: clear, unpacking need not look for checkers (a
+/// quarter of what unpacking took, and most positions kept are not in check). A record read
+/// back from storage sets it (see [`PackedPosition::may_be_in_check`]).
+const IN_CHECK_SHIFT: u32 = SIDE_SHIFT + 1;
 /// Bits for each hand kind's count (in `PieceType::HAND` order): enough for a whole set's.
 const HAND_FIELD_BITS: [u32; 7] = {
     let mut bits = [0; 7];
@@ -157,7 +168,7 @@ const HAND_BITS: u32 = {
 };
 const _: () = assert!(std::mem::size_of::<PackedPosition>() == 48);
 const _: () = assert!(PIECES_A_WORD as u32 * PIECE_BITS <= u64::BITS);
-const _: () = assert!(SIDE_SHIFT < u64::BITS);
+const _: () = assert!(IN_CHECK_SHIFT < u64::BITS);
 
 /// The piece of each 5-bit code of a packed board (`Piece::index`), `None` for codes no piece has.
 const PIECE_OF_CODE: [Option<Piece>; 32] = {
@@ -421,6 +432,7 @@ impl Position {
         words[3] |= pack_hand(self.hands[Color::Black.index()]) << HAND_SHIFT;
         words[3] |= pack_hand(self.hands[Color::White.index()]) << (HAND_SHIFT + HAND_BITS);
         words[3] |= (self.side as u64) << SIDE_SHIFT;
+        words[3] |= u64::from(self.in_check()) << IN_CHECK_SHIFT;
         PackedPosition {
             occupied: [occupied.0 as u64, (occupied.0 >> 64) as u64],
             words,
@@ -502,7 +514,12 @@ impl Position {
         self.key = key;
         self.side = side;
         self.move_number = 1;
-        self.finish_setup();
+        self.checkers = if last >> IN_CHECK_SHIFT & 1 != 0 {
+            self.compute_checkers()
+        } else {
+            Bitboard::EMPTY
+        };
+        self.history.clear();
     }
 
     /// The key computed from scratch (for verifying the incremental key).
@@ -1010,6 +1027,49 @@ mod tests {
 
     /// `PieceSets::attack` answers as `attackers_to` does, on every square, for either side,
     /// with the board's occupancy and with a king lifted off it (as the king's moves ask).
+    #[test]
+    fn a_packed_position_unpacks_with_its_checkers() {
+        use crate::shogi::movegen::{self, MoveList};
+        use rand::{Rng, SeedableRng};
+        let starts = [
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+            "5bllb/SGG1g1+R+RP/1Lns1sK1s/1pp1p+p2g/3p1+p3/5k2+p/1P4n2/P3+pp+plN/2P1P+p2+p b NP 1",
+            "9/6GGr/S1ssggN1b/pL+p+p5/1+p4P1K/4L1+P2/+p+Ppllppp+B/+p4P3/+pk+n1+n1+nsr b 3P 1",
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (mut in_check, mut seen) = (0, 0);
+        let mut unpacked = Position::empty();
+        for sfen in starts {
+            let mut pos = Position::from_sfen(sfen).unwrap();
+            for _ in 0..300 {
+                // Stored and read back: the record may then not say, and unpacking looks.
+                for packed in [pos.pack(), pos.pack().may_be_in_check()] {
+                    unpacked.unpack_from(&packed);
+                    assert_eq!(unpacked.checkers(), pos.checkers(), "{}", pos.to_sfen());
+                    assert_eq!(unpacked.key(), pos.key(), "{}", pos.to_sfen());
+                }
+                in_check += usize::from(pos.in_check());
+                seen += 1;
+                // Checks half the time, so that many positions are in check.
+                let mut moves = MoveList::new();
+                if rng.random_bool(0.5) {
+                    movegen::checks(&pos, &mut moves);
+                }
+                if moves.is_empty() {
+                    movegen::legal(&pos, &mut moves);
+                }
+                if moves.is_empty() {
+                    break;
+                }
+                pos.do_move(moves.as_slice()[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(
+            in_check > seen / 5 && in_check < seen * 4 / 5,
+            "{in_check} of {seen}"
+        );
+    }
+
     #[test]
     fn piece_sets_see_the_attackers_that_attackers_to_sees() {
         use crate::shogi::movegen::{self, MoveList};

@@ -188,7 +188,11 @@ impl LevelPositions {
             for word in &mut words {
                 *word = u64_from(input)?;
             }
-            level.packed.push(PackedPosition::from_words(words));
+            // (Written by an older build, a record may not say whether its side to move is in
+            // check: unpacking then looks.)
+            level
+                .packed
+                .push(PackedPosition::from_words(words).may_be_in_check());
         }
         for _ in 0..checks {
             let mut bytes = [0u8; 2];
