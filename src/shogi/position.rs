@@ -440,6 +440,8 @@ impl Position {
     }
 
     /// Overwrites this position with `packed` (which came from `pack`), keeping allocations.
+    /// Its checkers are the packed position's: looked for only if the record says that its
+    /// side to move may be in check.
     pub fn unpack_from(&mut self, packed: &PackedPosition) {
         // Built in locals, each half of the board on its own 64-bit word, the pieces from a
         // table by their code: unpacking is what every parent of a breadth-first level costs
@@ -1025,10 +1027,10 @@ mod tests {
         }
     }
 
-    /// `PieceSets::attack` answers as `attackers_to` does, on every square, for either side,
-    /// with the board's occupancy and with a king lifted off it (as the king's moves ask).
-    #[test]
-    fn a_packed_position_unpacks_with_its_checkers() {
+    /// Random walks from three openings and middle games, `steps` moves each, a check picked
+    /// `checks_share` of the time (where there is one), a legal move otherwise; `visit` sees
+    /// every position reached.
+    fn random_walks(seed: u64, steps: usize, checks_share: f64, mut visit: impl FnMut(&Position)) {
         use crate::shogi::movegen::{self, MoveList};
         use rand::{Rng, SeedableRng};
         let starts = [
@@ -1036,23 +1038,13 @@ mod tests {
             "5bllb/SGG1g1+R+RP/1Lns1sK1s/1pp1p+p2g/3p1+p3/5k2+p/1P4n2/P3+pp+plN/2P1P+p2+p b NP 1",
             "9/6GGr/S1ssggN1b/pL+p+p5/1+p4P1K/4L1+P2/+p+Ppllppp+B/+p4P3/+pk+n1+n1+nsr b 3P 1",
         ];
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let (mut in_check, mut seen) = (0, 0);
-        let mut unpacked = Position::empty();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         for sfen in starts {
             let mut pos = Position::from_sfen(sfen).unwrap();
-            for _ in 0..300 {
-                // Stored and read back: the record may then not say, and unpacking looks.
-                for packed in [pos.pack(), pos.pack().may_be_in_check()] {
-                    unpacked.unpack_from(&packed);
-                    assert_eq!(unpacked.checkers(), pos.checkers(), "{}", pos.to_sfen());
-                    assert_eq!(unpacked.key(), pos.key(), "{}", pos.to_sfen());
-                }
-                in_check += usize::from(pos.in_check());
-                seen += 1;
-                // Checks half the time, so that many positions are in check.
+            for _ in 0..steps {
+                visit(&pos);
                 let mut moves = MoveList::new();
-                if rng.random_bool(0.5) {
+                if checks_share > 0.0 && rng.random_bool(checks_share) {
                     movegen::checks(&pos, &mut moves);
                 }
                 if moves.is_empty() {
@@ -1064,47 +1056,50 @@ mod tests {
                 pos.do_move(moves.as_slice()[rng.random_range(0..moves.len())]);
             }
         }
+    }
+
+    /// A packed position unpacks with the checkers it had, whether its record says that its
+    /// side to move is not in check (unpacking then does not look) or may be (as a record
+    /// read from storage does).
+    #[test]
+    fn a_packed_position_unpacks_with_its_checkers() {
+        let (mut in_check, mut seen) = (0, 0);
+        let mut unpacked = Position::empty();
+        // Checks half the time, so that many positions are in check.
+        random_walks(7, 300, 0.5, |pos| {
+            for packed in [pos.pack(), pos.pack().may_be_in_check()] {
+                unpacked.unpack_from(&packed);
+                assert_eq!(unpacked.checkers(), pos.checkers(), "{}", pos.to_sfen());
+                assert_eq!(unpacked.key(), pos.key(), "{}", pos.to_sfen());
+            }
+            in_check += usize::from(pos.in_check());
+            seen += 1;
+        });
         assert!(
             in_check > seen / 5 && in_check < seen * 4 / 5,
             "{in_check} of {seen}"
         );
     }
 
+    /// `PieceSets::attack` answers as `attackers_to` does, on every square, for either side,
+    /// with the board's occupancy and with a king lifted off it (as the king's moves ask).
     #[test]
     fn piece_sets_see_the_attackers_that_attackers_to_sees() {
-        use crate::shogi::movegen::{self, MoveList};
-        use rand::{Rng, SeedableRng};
-        let starts = [
-            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
-            "5bllb/SGG1g1+R+RP/1Lns1sK1s/1pp1p+p2g/3p1+p3/5k2+p/1P4n2/P3+pp+plN/2P1P+p2+p b NP 1",
-            "9/6GGr/S1ssggN1b/pL+p+p5/1+p4P1K/4L1+P2/+p+Ppllppp+B/+p4P3/+pk+n1+n1+nsr b 3P 1",
-        ];
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(65);
         let (mut attacked, mut asked) = (0, 0);
-        for sfen in starts {
-            let mut pos = Position::from_sfen(sfen).unwrap();
-            for _ in 0..200 {
-                for by in [Color::Black, Color::White] {
-                    let sets = pos.piece_sets(by);
-                    let lifted = pos.king(!by).map_or(Bitboard::EMPTY, Bitboard::from_square);
-                    for occ in [pos.occupied(), pos.occupied() ^ lifted] {
-                        for sq in Bitboard::ALL {
-                            let expected = pos.attackers_to(by, sq, occ).is_nonempty();
-                            assert_eq!(sets.attack(sq, occ), expected, "{} {sq:?}", pos.to_sfen());
-                            attacked += usize::from(expected);
-                            asked += 1;
-                        }
+        random_walks(65, 200, 0.0, |pos| {
+            for by in [Color::Black, Color::White] {
+                let sets = pos.piece_sets(by);
+                let lifted = pos.king(!by).map_or(Bitboard::EMPTY, Bitboard::from_square);
+                for occ in [pos.occupied(), pos.occupied() ^ lifted] {
+                    for sq in Bitboard::ALL {
+                        let expected = pos.attackers_to(by, sq, occ).is_nonempty();
+                        assert_eq!(sets.attack(sq, occ), expected, "{} {sq:?}", pos.to_sfen());
+                        attacked += usize::from(expected);
+                        asked += 1;
                     }
                 }
-                let mut moves = MoveList::new();
-                movegen::legal(&pos, &mut moves);
-                if moves.is_empty() {
-                    break;
-                }
-                let m = moves.as_slice()[rng.random_range(0..moves.len())];
-                pos.do_move(m);
             }
-        }
+        });
         // Both answers met often enough to mean something.
         assert!(
             attacked > asked / 10 && attacked < asked * 9 / 10,
