@@ -204,7 +204,11 @@ struct Stored {
     crc: u32,
 }
 
-/// A writer that counts and checksums what goes through it.
+/// A writer (or reader) that counts and checksums what goes through it. It sits between the
+/// file and the buffer, so that it sums the buffer's large blocks: outside the buffer it
+/// summed each key's ten bytes on their own, the checksum's slow path for short slices
+/// (`crc32fast`'s baseline took 2-3% of the samples of 162a's segment, which starts by
+/// reading a 6 GB checkpoint).
 struct Summed<W> {
     inner: W,
     crc: crc32fast::Hasher,
@@ -247,12 +251,11 @@ fn write_file(
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<Stored> {
     let file = File::create(path)?;
-    let mut out = summed(BufWriter::with_capacity(1 << 20, file));
+    let mut out = BufWriter::with_capacity(1 << 20, summed(file));
     fill(&mut out)?;
     out.flush()?;
-    let Summed { inner, crc, bytes } = out;
-    let file = inner.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
+    let Summed { inner, crc, bytes } = out.into_inner().map_err(|e| e.into_error())?;
+    inner.sync_all()?;
     Ok(Stored {
         bytes,
         crc: crc.finalize(),
@@ -270,15 +273,14 @@ fn read_file<T>(
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let file = File::open(path).map_err(|e| format!("{name}: {e}"))?;
-    let mut input = summed(BufReader::with_capacity(1 << 20, file));
+    let mut input = BufReader::with_capacity(1 << 20, summed(file));
     let value = read(&mut input).map_err(|e| format!("{name} is damaged ({e})"))?;
+    // A byte left, in the buffer or the file: the file is longer than what `read` took.
+    // Otherwise the sum has now seen the whole file.
     let mut rest = [0u8; 1];
-    let longer = input
-        .inner
-        .read(&mut rest)
-        .map_err(|e| format!("{name}: {e}"))?
-        > 0;
-    if longer || input.bytes != stored.bytes || input.crc.clone().finalize() != stored.crc {
+    let longer = input.read(&mut rest).map_err(|e| format!("{name}: {e}"))? > 0;
+    let summed = input.get_ref();
+    if longer || summed.bytes != stored.bytes || summed.crc.clone().finalize() != stored.crc {
         return Err(format!(
             "{name} is damaged (its length or checksum is not the one recorded)"
         ));
@@ -667,4 +669,63 @@ pub fn read_unchecked(bytes: &[u8]) -> Result<(), String> {
         .and(read_level)
         .map(drop)
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file written in many small pieces (as keys are, ten bytes each) reads back with its
+    /// length and sum; one byte more, one byte changed, or a reader that stops short is
+    /// damage. The sum is taken below the buffers, over what the file holds.
+    #[test]
+    fn a_file_reads_back_only_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pieces");
+        let pieces: Vec<[u8; 10]> = (0..300_000u32)
+            .map(|i| {
+                let mut piece = [0u8; 10];
+                piece[..4].copy_from_slice(&i.to_le_bytes());
+                piece[4..8].copy_from_slice(&i.wrapping_mul(0x9e37_79b9).to_le_bytes());
+                piece
+            })
+            .collect();
+        let stored = write_file(&path, |out| {
+            pieces.iter().try_for_each(|piece| out.write_all(piece))
+        })
+        .unwrap();
+        assert_eq!(stored.bytes, 3_000_000);
+        let read_all = |input: &mut dyn Read| {
+            let mut piece = [0u8; 10];
+            let mut read = Vec::with_capacity(pieces.len());
+            for _ in 0..pieces.len() {
+                input.read_exact(&mut piece)?;
+                read.push(piece);
+            }
+            Ok(read)
+        };
+        assert_eq!(read_file(&path, stored, read_all).unwrap(), pieces);
+        // A reader that takes less than the file holds.
+        let short = read_file(&path, stored, |input| {
+            let mut piece = [0u8; 10];
+            input.read_exact(&mut piece)
+        });
+        assert!(short.unwrap_err().contains("damaged"));
+        // One byte changed, then one byte more.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[2_500_000] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_file(&path, stored, read_all)
+            .unwrap_err()
+            .contains("damaged"));
+        bytes[2_500_000] ^= 1;
+        bytes.push(0);
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_file(&path, stored, read_all)
+            .unwrap_err()
+            .contains("damaged"));
+        bytes.pop();
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_file(&path, stored, read_all).unwrap(), pieces);
+    }
 }
