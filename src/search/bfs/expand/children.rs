@@ -107,6 +107,13 @@ pub(crate) trait ChildSink {
     /// With `frozen_apart`: starts loading where `key`'s frozen bucket begins.
     #[inline]
     fn prefetch_frozen_start(&self, _key: u128) {}
+    /// Whether the frozen look-ups of a position's children may wait until two more positions
+    /// have been resolved (see `Deferred`): the sink must then take `add`s and further ways
+    /// in of up to three parents interleaved, each parent's in order.
+    #[inline]
+    fn defers_frozen(&self) -> bool {
+        false
+    }
     /// With `frozen_apart`, the second look at a child `is_known` passed and found to have a
     /// check: whether it is known after all (a frozen key, or a copy of a child handed to `add`
     /// since), taking `link` as `is_known` would.
@@ -134,6 +141,130 @@ struct Waiting {
     packed: PackedPosition,
     /// Where its checks are in `Expansion::waiting_checks`.
     checks: std::ops::Range<usize>,
+}
+
+/// One position's children waiting for their frozen look-up, and their checks.
+#[derive(Default)]
+struct Group {
+    waiting: Vec<Waiting>,
+    checks: Vec<Move>,
+    /// The position's paths (see `Expansion::paths`).
+    paths: u32,
+}
+
+impl Group {
+    fn clear(&mut self) {
+        self.waiting.clear();
+        self.checks.clear();
+    }
+
+    /// Starts loading the frozen records of every child (their buckets' starts, asked for
+    /// when each was found to have a check, are loaded or on their way).
+    fn prefetch_records<S: ChildSink>(&self, sink: &S) {
+        for child in &self.waiting {
+            sink.prefetch_frozen(child.key);
+        }
+    }
+
+    /// Looks each child up in the frozen keys and hands the new ones to `sink`, in order.
+    fn finish<S: ChildSink>(&mut self, sink: &mut S) -> Result<(), S::Stop> {
+        let mut result = Ok(());
+        for child in self.waiting.drain(..) {
+            if sink.is_known_after_all(child.key, child.link, self.paths) {
+                continue;
+            }
+            if let Err(stop) = sink.add(NewChild {
+                key: child.key,
+                link: child.link,
+                paths: self.paths,
+                packed: child.packed,
+                checks: &self.checks[child.checks],
+            }) {
+                result = Err(stop);
+                break;
+            }
+        }
+        // (`drain` left `waiting` empty, a stop included.)
+        self.checks.clear();
+        result
+    }
+}
+
+/// The groups of children waiting for their frozen look-ups, oldest first. A frozen look-up
+/// is two dependent loads from a table of gigabytes (a bucket's start, then its records);
+/// finished at the end of its own position's `resolve`, the second load was asked for as soon
+/// as the first arrived, and both waits stood in line (加藤徹 162a's segment: 6-7% of the
+/// samples on the records' prefetch, waiting for the start). With `ChildSink::defers_frozen`
+/// the starts load while the next position is resolved, the records while the one after it
+/// is, and only then is the group looked up.
+#[derive(Default)]
+struct Deferred {
+    groups: [Group; Deferred::GROUPS],
+    /// Where the oldest group is, and how many are held.
+    oldest: usize,
+    held: usize,
+}
+
+impl Deferred {
+    const GROUPS: usize = 3;
+
+    fn at_age(&mut self, age: usize) -> &mut Group {
+        let newest = self.oldest + self.held - 1;
+        &mut self.groups[(newest - age) % Self::GROUPS]
+    }
+
+    /// The group the next position's children go to (empty).
+    fn next_group(&mut self) -> &mut Group {
+        debug_assert!(self.held < Self::GROUPS);
+        self.held += 1;
+        self.at_age(0)
+    }
+
+    /// Finishes the oldest group.
+    fn finish_oldest<S: ChildSink>(&mut self, sink: &mut S) -> Result<(), S::Stop> {
+        let group = &mut self.groups[self.oldest % Self::GROUPS];
+        self.oldest = (self.oldest + 1) % Self::GROUPS;
+        self.held -= 1;
+        let result = group.finish(sink);
+        group.clear();
+        result
+    }
+
+    /// What follows a position's `resolve` (its group the newest): the group before it gets
+    /// its records loaded and the one before that is finished; or, without deferring, the
+    /// position's own group both.
+    fn advance<S: ChildSink>(&mut self, sink: &mut S) -> Result<(), S::Stop> {
+        if !sink.defers_frozen() {
+            self.at_age(0).prefetch_records(sink);
+            return self.finish_oldest(sink);
+        }
+        if self.held >= 2 {
+            self.at_age(1).prefetch_records(sink);
+        }
+        if self.held == Self::GROUPS {
+            return self.finish_oldest(sink);
+        }
+        Ok(())
+    }
+
+    /// Finishes every group, oldest first.
+    fn flush<S: ChildSink>(&mut self, sink: &mut S) -> Result<(), S::Stop> {
+        for age in 0..self.held {
+            self.at_age(age).prefetch_records(sink);
+        }
+        while self.held > 0 {
+            self.finish_oldest(sink)?;
+        }
+        Ok(())
+    }
+
+    fn clear(&mut self) {
+        for group in &mut self.groups {
+            group.clear();
+        }
+        self.oldest = 0;
+        self.held = 0;
+    }
 }
 
 /// An evasion after a check, their places in the lists they came from (see `Link`), and the
@@ -169,9 +300,6 @@ pub(crate) struct Expansion {
     children: Vec<Child>,
     evasions: MoveList,
     scratch: MoveList,
-    /// Children with a check waiting for their frozen look-up, and their checks.
-    waiting: Vec<Waiting>,
-    waiting_checks: Vec<Move>,
     /// The rules of the last `generate`, which `resolve` follows too.
     rules: RuleSet,
 }
@@ -185,8 +313,6 @@ impl Expansion {
             children: Vec::with_capacity(movegen::MAX_MOVES),
             evasions: MoveList::new(),
             scratch: MoveList::new(),
-            waiting: Vec::with_capacity(movegen::MAX_MOVES),
-            waiting_checks: Vec::new(),
             rules: RuleSet::PLAIN,
         }
     }
@@ -306,13 +432,16 @@ impl Expansion {
     }
 
     /// Sorts out the children found by the last `generate`: known ones and dead ones are
-    /// dropped, the others are played and handed to `sink` in the order they were found
-    /// (with `frozen_apart`, after the position's other children are sorted out).
-    pub(crate) fn resolve<S: ChildSink>(
+    /// dropped, the others are played and handed to `sink` in the order they were found (with
+    /// `frozen_apart`, those with a check go to `group`, to be looked up in the frozen keys
+    /// and handed on later, see `Deferred`).
+    fn resolve<S: ChildSink>(
         &mut self,
         dead: &DeadCache,
         sink: &mut S,
+        group: &mut Group,
     ) -> Result<(), S::Stop> {
+        group.paths = self.paths;
         let pos = &mut self.pos;
         let mut played: Option<Move> = None;
         let mut result = Ok(());
@@ -353,13 +482,13 @@ impl Expansion {
                 dead.insert(child.key);
             } else if frozen_apart {
                 sink.prefetch_frozen_start(child.key);
-                let start = self.waiting_checks.len();
-                self.waiting_checks.extend_from_slice(&self.scratch);
-                self.waiting.push(Waiting {
+                let start = group.checks.len();
+                group.checks.extend_from_slice(&self.scratch);
+                group.waiting.push(Waiting {
                     key: child.key,
                     link,
                     packed: pos.pack(),
-                    checks: start..self.waiting_checks.len(),
+                    checks: start..group.checks.len(),
                 });
             } else if let Err(stop) = sink.add(NewChild {
                 key: child.key,
@@ -378,28 +507,6 @@ impl Expansion {
             pos.undo_move(check);
         }
         self.children.clear();
-        if !self.waiting.is_empty() {
-            for child in &self.waiting {
-                sink.prefetch_frozen(child.key);
-            }
-            for child in self.waiting.drain(..) {
-                if sink.is_known_after_all(child.key, child.link, self.paths) {
-                    continue;
-                }
-                if let Err(stop) = sink.add(NewChild {
-                    key: child.key,
-                    link: child.link,
-                    paths: self.paths,
-                    packed: child.packed,
-                    checks: &self.waiting_checks[child.checks],
-                }) {
-                    result = Err(stop);
-                    break;
-                }
-            }
-            // (`drain` left `waiting` empty, a stop included.)
-            self.waiting_checks.clear();
-        }
         result
     }
 }
@@ -412,6 +519,7 @@ impl Expansion {
 pub(crate) struct Pipeline {
     slots: [Expansion; 2],
     turn: usize,
+    deferred: Deferred,
 }
 
 impl Pipeline {
@@ -419,17 +527,37 @@ impl Pipeline {
         Pipeline {
             slots: [Expansion::new(), Expansion::new()],
             turn: 0,
+            deferred: Deferred::default(),
         }
+    }
+
+    /// Resolves the expansion generated before the current one (see [`Expansion::resolve`]),
+    /// and hands on what waited for the frozen keys as far as `sink` lets it wait.
+    pub(crate) fn resolve_previous<S: ChildSink>(
+        &mut self,
+        dead: &DeadCache,
+        sink: &mut S,
+    ) -> Result<(), S::Stop> {
+        let group = self.deferred.next_group();
+        self.slots[self.turn ^ 1].resolve(dead, sink, group)?;
+        self.deferred.advance(sink)
+    }
+
+    /// [`Pipeline::resolve_previous`], then every child still waiting handed on: where a
+    /// run of positions ends (a level's, or a batch's, whose candidates must all be in before
+    /// the next batch's).
+    pub(crate) fn resolve_rest<S: ChildSink>(
+        &mut self,
+        dead: &DeadCache,
+        sink: &mut S,
+    ) -> Result<(), S::Stop> {
+        self.resolve_previous(dead, sink)?;
+        self.deferred.flush(sink)
     }
 
     /// The expansion to generate into now.
     pub(crate) fn current(&mut self) -> &mut Expansion {
         &mut self.slots[self.turn]
-    }
-
-    /// The expansion generated before the current one.
-    pub(crate) fn previous(&mut self) -> &mut Expansion {
-        &mut self.slots[self.turn ^ 1]
     }
 
     /// The current expansion becomes the previous one.
@@ -441,9 +569,8 @@ impl Pipeline {
     pub(crate) fn reset(&mut self) {
         for expansion in &mut self.slots {
             expansion.children.clear();
-            expansion.waiting.clear();
-            expansion.waiting_checks.clear();
         }
+        self.deferred.clear();
         self.turn = 0;
     }
 }

@@ -195,7 +195,7 @@ pub(crate) fn expand_level(
         if !mates.is_empty() && !counting {
             break;
         }
-        if mates.is_empty() && pipeline.previous().resolve(dead, &mut sink).is_err() {
+        if mates.is_empty() && pipeline.resolve_previous(dead, &mut sink).is_err() {
             return LevelOutcome::Memory;
         }
         pipeline.advance();
@@ -218,7 +218,7 @@ pub(crate) fn expand_level(
         };
         return LevelOutcome::Mates { mates, count };
     }
-    if pipeline.previous().resolve(dead, &mut sink).is_err() {
+    if pipeline.resolve_rest(dead, &mut sink).is_err() {
         return LevelOutcome::Memory;
     }
     LevelOutcome::Next {

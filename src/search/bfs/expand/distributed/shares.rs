@@ -178,7 +178,7 @@ fn expand_share(
             }
         }
         if mates.is_empty() {
-            let _ = pipeline.previous().resolve(dead, &mut outbox);
+            let _ = pipeline.resolve_previous(dead, &mut outbox);
         }
         pipeline.advance();
         if nodes >= next_poll {
@@ -191,7 +191,7 @@ fn expand_share(
         }
     }
     if mates.is_empty() && status == Status::Going {
-        let _ = pipeline.previous().resolve(dead, &mut outbox);
+        let _ = pipeline.resolve_rest(dead, &mut outbox);
     }
     // (Another share's stop: 0 is `Going`, which changes nothing.)
     status = status.max(Status::of(halt.aborted.load(Ordering::Relaxed).into()));

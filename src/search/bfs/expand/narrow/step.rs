@@ -219,7 +219,7 @@ impl Run<'_> {
                         break 'level;
                     }
                 } else if !elsewhere {
-                    let Ok(()) = pipeline.previous().resolve(self.dead, &mut sink);
+                    let Ok(()) = pipeline.resolve_previous(self.dead, &mut sink);
                 }
                 pipeline.advance();
                 if nodes >= next_poll {
@@ -233,7 +233,7 @@ impl Run<'_> {
             }
         }
         if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
-            let Ok(()) = pipeline.previous().resolve(self.dead, &mut sink);
+            let Ok(()) = pipeline.resolve_rest(self.dead, &mut sink);
         }
         *unpolled = POLL_INTERVAL.saturating_sub(next_poll.saturating_sub(nodes));
         *bytes = sink.found.bytes();

@@ -129,6 +129,15 @@ pub(super) fn merge(
                 *at += 1;
             }
         }
+        // An owner meets a child's further ways in by parent, except that with the frozen
+        // look-ups deferred (`ChildSink::defers_frozen`) a parent's ways found in the frozen
+        // keys come after the next two parents' found in the table: a stable sort by parent
+        // puts them back (most children have one or two ways in, so this costs little).
+        for ways in edges.extra.chunk_by_mut(|a, b| a.0 == b.0) {
+            if ways.len() > 1 {
+                ways.sort_by_key(|&(_, link)| link.parent);
+            }
+        }
     }
     (next, counts, edges)
 }

@@ -622,22 +622,38 @@ mod tests {
     /// time, without a position, and its frozen set's count came out wrong.)
     #[test]
     fn keys_frozen_between_slices_change_no_level() {
-        // fmrs_forest-05-13_57: many children reached from several parents, on many slices.
-        let root =
-            Position::from_sfen("ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1")
-                .unwrap();
+        // fmrs_forest-05-13_57, many children reached from several parents, on many slices,
+        // in batches of one position; fmrs_test_solve_16, wider, in batches of sixteen: with
+        // keys frozen, the frozen look-ups of a position's children wait for the next two
+        // positions of its batch (`Deferred`), so the ways into a child come from three
+        // parents interleaved, and the merge must put them back in order.
+        let cases = [
+            (
+                "ggssn2p1/lgssn3l/+R8/5N2k/4bn3/3l5/9/2g4L1/KBr3PP1 b 11P4p 1",
+                1,
+                [192 << 10, 256 << 10, 384 << 10, 768 << 10],
+            ),
+            (
+                "9/9/9/9/7bb/1ppssssp1/K5k2/+RL1l1gg2/rL3gg1+l b 4N15P 1",
+                16,
+                [1 << 20, 2 << 20, 4 << 20, 8 << 20],
+            ),
+        ];
         let threads = 2;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
         let dead = DeadCache::new();
-        let mut froze = 0;
-        for allowance in [192 << 10, 256 << 10, 384 << 10, 768 << 10] {
-            let mut workers = Workers::new(&pool, &dead, None);
-            let limits = (64, Some(1), 1000, allowance);
-            froze += compare_levels(&mut workers, &root, &dead, limits, threads).froze;
+        for (sfen, batch, allowances) in cases {
+            let root = Position::from_sfen(sfen).unwrap();
+            let mut froze = 0;
+            for allowance in allowances {
+                let mut workers = Workers::new(&pool, &dead, None);
+                let limits = (64 * batch, Some(batch), 1000, allowance);
+                froze += compare_levels(&mut workers, &root, &dead, limits, threads).froze;
+            }
+            assert!(froze >= 4, "{sfen}: {froze} levels froze keys");
         }
-        assert!(froze >= 4, "{froze} levels froze keys");
     }
 }

@@ -51,8 +51,7 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
         inserted,
         counting: level.counting(),
         owners,
-        parent: u32::MAX,
-        number: 0,
+        numbers: Numbers::new(),
         buckets: std::mem::take(&mut out.buckets),
         checks: std::mem::take(&mut out.checks),
     };
@@ -74,6 +73,11 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
             let Some((batch, range)) = batches.take() else {
                 break;
             };
+            // The owners insert a share's candidates batch by batch, so those of the batch
+            // before (some waiting for the frozen keys, see `Deferred`) all go in first.
+            if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
+                let Ok(()) = pipeline.resolve_rest(dead, &mut sink);
+            }
             taken.push(batch as u32);
             level.positions.prefetch(range.clone());
             for index in range {
@@ -96,7 +100,7 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
                         break 'share;
                     }
                 } else if !elsewhere {
-                    let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
+                    let Ok(()) = pipeline.resolve_previous(dead, &mut sink);
                 }
                 pipeline.advance();
                 if *nodes >= next_poll {
@@ -109,7 +113,7 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
             }
         }
         if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
-            let Ok(()) = pipeline.previous().resolve(dead, &mut sink);
+            let Ok(()) = pipeline.resolve_rest(dead, &mut sink);
         }
     }
     out.buckets = sink.buckets;
@@ -127,9 +131,7 @@ struct Buckets<'a> {
     inserted: &'a [Inserted],
     counting: bool,
     owners: usize,
-    /// The parent whose children are coming in, and how many of them have been numbered.
-    parent: u32,
-    number: u64,
+    numbers: Numbers,
     buckets: Vec<Vec<Candidate>>,
     checks: Vec<Move>,
 }
@@ -159,6 +161,13 @@ impl ChildSink for Buckets<'_> {
     #[inline]
     fn prefetch_frozen_start(&self, key: u128) {
         self.seen.prefetch_frozen_start(key);
+    }
+
+    /// Candidates are numbered by parent (`Numbers`), and the owners put each child's
+    /// further ways in back in order (`merge`).
+    #[inline]
+    fn defers_frozen(&self) -> bool {
+        true
     }
 
     #[inline]
@@ -227,11 +236,7 @@ impl Buckets<'_> {
     /// The number the next child of `parent` gets.
     #[inline]
     fn order(&mut self, parent: u32) -> u64 {
-        if parent != self.parent {
-            self.parent = parent;
-            self.number = 0;
-        }
-        (u64::from(parent) << ORDER_SHIFT) | self.number
+        (u64::from(parent) << ORDER_SHIFT) | self.numbers.next_of(parent)
     }
 
     /// Files a candidate in its owner's bucket, numbered `order` (from `order`: the next
@@ -260,6 +265,80 @@ impl Buckets<'_> {
             checks: (self.checks.len() as u32, checks.len() as u32),
         });
         self.checks.extend_from_slice(checks);
-        self.number += 1;
+        self.numbers.taken();
+    }
+}
+
+/// How many children of each of the last few parents have been numbered. With the frozen
+/// look-ups deferred (`ChildSink::defers_frozen`), the children of up to three parents come
+/// in interleaved: a parent's children found known as it is resolved, then those looked up
+/// in the frozen keys two parents later. Each parent's are numbered in the order they come,
+/// as one thread would number them without deferring. The parents in play are three
+/// consecutive positions of one batch (a batch's candidates are all in before the next
+/// batch's are made), so a slot for each parent modulo four never serves two at once.
+struct Numbers {
+    /// (parent, children numbered so far).
+    slots: [(u32, u64); 4],
+    /// The slot `next_of` answered from last.
+    last: usize,
+}
+
+impl Numbers {
+    fn new() -> Numbers {
+        Numbers {
+            slots: [(u32::MAX, 0); 4],
+            last: 0,
+        }
+    }
+
+    /// The number the next child of `parent` gets (not taken until `taken`).
+    #[inline]
+    fn next_of(&mut self, parent: u32) -> u64 {
+        self.last = parent as usize % self.slots.len();
+        let slot = &mut self.slots[self.last];
+        if slot.0 != parent {
+            *slot = (parent, 0);
+        }
+        slot.1
+    }
+
+    /// The number `next_of` gave was taken.
+    #[inline]
+    fn taken(&mut self) {
+        self.slots[self.last].1 += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With the frozen look-ups deferred, a parent's children come in two runs, the second
+    /// after the next two parents' first: each parent's still get 0, 1, 2, ... in the order
+    /// they come.
+    #[test]
+    fn each_parent_numbers_its_children_in_turn_while_three_interleave() {
+        let mut numbers = Numbers::new();
+        let mut given: Vec<Vec<u64>> = vec![Vec::new(); 20];
+        let mut take = |numbers: &mut Numbers, parent: u32, children: usize| {
+            for _ in 0..children {
+                given[parent as usize].push(numbers.next_of(parent));
+                numbers.taken();
+            }
+        };
+        for parent in 5..20u32 {
+            // Found known as the parent is resolved...
+            take(&mut numbers, parent, parent as usize % 3);
+            // ...and looked up in the frozen keys two parents later.
+            if parent >= 7 {
+                take(&mut numbers, parent - 2, 2);
+            }
+        }
+        take(&mut numbers, 18, 2);
+        take(&mut numbers, 19, 2);
+        for (parent, numbers) in given.iter().enumerate().skip(5) {
+            let expected: Vec<u64> = (0..(parent as u64 % 3 + 2)).collect();
+            assert_eq!(*numbers, expected, "parent {parent}");
+        }
     }
 }
