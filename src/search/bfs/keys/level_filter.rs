@@ -59,6 +59,14 @@ impl LevelFilter {
         self.words[word] & bits == bits
     }
 
+    /// Starts loading the word `may_hold` will read for `key`.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u128) {
+        if !self.words.is_empty() {
+            crate::search::machine::prefetch(&self.words[self.place(key).0]);
+        }
+    }
+
     /// Memory held (capacity).
     pub(crate) fn bytes(&self) -> usize {
         self.words.capacity() * 8

@@ -146,6 +146,11 @@ impl ChildSink for Buckets<'_> {
     #[inline]
     fn prefetch(&self, key: u128) {
         self.repeats.prefetch(key);
+        if self.counting {
+            self.inserted[keys::owner_of_key(key, self.owners)]
+                .level_keys
+                .prefetch(key);
+        }
     }
 
     #[inline]
