@@ -234,6 +234,12 @@ impl Deferred {
     /// its records loaded and the one before that is finished; or, without deferring, the
     /// position's own group both.
     fn advance<S: ChildSink>(&mut self, sink: &mut S) -> Result<(), S::Stop> {
+        if self.held == 1 && self.at_age(0).waiting.is_empty() {
+            // (Nothing waits: no keys are frozen, or none of the position's children had to
+            // be looked up there.)
+            self.held = 0;
+            return Ok(());
+        }
         if !sink.defers_frozen() {
             self.at_age(0).prefetch_records(sink);
             return self.finish_oldest(sink);
@@ -441,7 +447,6 @@ impl Expansion {
         sink: &mut S,
         group: &mut Group,
     ) -> Result<(), S::Stop> {
-        group.paths = self.paths;
         let pos = &mut self.pos;
         let mut played: Option<Move> = None;
         let mut result = Ok(());
@@ -482,6 +487,7 @@ impl Expansion {
                 dead.insert(child.key);
             } else if frozen_apart {
                 sink.prefetch_frozen_start(child.key);
+                group.paths = self.paths;
                 let start = group.checks.len();
                 group.checks.extend_from_slice(&self.scratch);
                 group.waiting.push(Waiting {
@@ -538,8 +544,13 @@ impl Pipeline {
         dead: &DeadCache,
         sink: &mut S,
     ) -> Result<(), S::Stop> {
+        let expansion = &mut self.slots[self.turn ^ 1];
+        if self.deferred.held == 0 && !sink.frozen_apart() {
+            // No child goes to the frozen keys (none are frozen), and none waits.
+            return expansion.resolve(dead, sink, &mut self.deferred.groups[0]);
+        }
         let group = self.deferred.next_group();
-        self.slots[self.turn ^ 1].resolve(dead, sink, group)?;
+        expansion.resolve(dead, sink, group)?;
         self.deferred.advance(sink)
     }
 

@@ -50,6 +50,7 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
         stamp,
         inserted,
         counting: level.counting(),
+        filtered: level.counting() && inserted.iter().any(|o| !o.new.is_empty()),
         owners,
         numbers: Numbers::new(),
         buckets: std::mem::take(&mut out.buckets),
@@ -73,13 +74,9 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
             let Some((batch, range)) = batches.take() else {
                 break;
             };
-            // The owners insert a share's candidates batch by batch, so those of the batch
-            // before (some waiting for the frozen keys, see `Deferred`) all go in first.
-            if mates.is_empty() && !mate_found.load(Ordering::Relaxed) {
-                let Ok(()) = pipeline.resolve_rest(dead, &mut sink);
-            }
             taken.push(batch as u32);
             level.positions.prefetch(range.clone());
+            let first = range.start;
             for index in range {
                 let elsewhere = mate_found.load(Ordering::Relaxed);
                 *nodes += pipeline.current().generate(
@@ -100,7 +97,14 @@ pub(super) fn expand_share(read: &Read, level: &Level, batches: &Batches, out: &
                         break 'share;
                     }
                 } else if !elsewhere {
-                    let Ok(()) = pipeline.resolve_previous(dead, &mut sink);
+                    // The owners insert a share's candidates batch by batch, so those of the
+                    // batch before (some waiting for the frozen keys, see `Deferred`) all go
+                    // in before this batch's first position is resolved.
+                    let Ok(()) = if index == first {
+                        pipeline.resolve_rest(dead, &mut sink)
+                    } else {
+                        pipeline.resolve_previous(dead, &mut sink)
+                    };
                 }
                 pipeline.advance();
                 if *nodes >= next_poll {
@@ -130,6 +134,9 @@ struct Buckets<'a> {
     /// What the owners have inserted of this level so far (earlier slices).
     inserted: &'a [Inserted],
     counting: bool,
+    /// Counting, with new positions inserted on earlier slices of the level: a known child's
+    /// look-up then reads its owner's filter of them (`known`), loaded with its other slots.
+    filtered: bool,
     owners: usize,
     numbers: Numbers,
     buckets: Vec<Vec<Candidate>>,
@@ -146,7 +153,7 @@ impl ChildSink for Buckets<'_> {
     #[inline]
     fn prefetch(&self, key: u128) {
         self.repeats.prefetch(key);
-        if self.counting {
+        if self.filtered {
             self.inserted[keys::owner_of_key(key, self.owners)]
                 .level_keys
                 .prefetch(key);
