@@ -130,9 +130,9 @@ pub(super) fn merge(
             }
         }
         // An owner meets a child's further ways in by parent, except that with the frozen
-        // look-ups deferred (`ChildSink::defers_frozen`) a parent's ways found in the frozen
-        // keys come after the next two parents' found in the table: a stable sort by parent
-        // puts them back (most children have one or two ways in, so this costs little).
+        // look-ups deferred (`ChildSink::defers_frozen`) the ways a parent's frozen look-ups
+        // found may come after the next two parents' ways: a stable sort by parent puts them
+        // back, each parent's in the order found (most children have one or two ways in).
         for ways in edges.extra.chunk_by_mut(|a, b| a.0 == b.0) {
             if ways.len() > 1 {
                 ways.sort_by_key(|&(_, link)| link.parent);
