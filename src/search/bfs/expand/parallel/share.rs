@@ -221,11 +221,16 @@ impl Buckets<'_> {
     /// A key already in the set is never a new position; counting, it may still be another way
     /// into one found earlier on this level (in an earlier slice), as its owner's index of
     /// this level's keys tells (read here between insertions). Such a key has a check (the set
-    /// keeps no other), so it need not be played: its candidate carries no position.
+    /// keeps no other), so it need not be played: its candidate carries no position. Before
+    /// any slice of the level inserted a new position (`filtered` false) no index holds one,
+    /// and the owner's filter, a cold line, is not read.
     #[inline]
     fn known(&mut self, key: u128, link: Link, paths: u32) {
+        if !self.filtered {
+            return;
+        }
         let owner = &self.inserted[keys::owner_of_key(key, self.owners)];
-        if self.counting && owner.level_keys.may_hold(key) && owner.local_index.get(key).is_some() {
+        if owner.level_keys.may_hold(key) && owner.local_index.get(key).is_some() {
             let order = self.order(link.parent);
             self.push(order, key, link, paths, PackedPosition::EMPTY, &[]);
         }
