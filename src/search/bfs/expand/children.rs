@@ -350,12 +350,16 @@ impl Expansion {
             checks,
             index,
             paths,
+            key,
         } = parent;
         self.index = index;
         self.paths = paths;
         let pos = &mut self.pos;
         rules.adopt(pos);
-        pos.unpack_from(packed);
+        match key {
+            Some(key) => pos.unpack_with_key(packed, key),
+            None => pos.unpack_from(packed),
+        }
         let frozen_apart = sink.frozen_apart();
         let mut nodes = 0;
         for (check_place, &check) in checks.iter().enumerate() {

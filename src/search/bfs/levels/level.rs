@@ -295,6 +295,7 @@ impl Level<'_> {
             } else {
                 1
             },
+            key: None,
         }
     }
 }
@@ -353,4 +354,6 @@ pub(crate) struct Parent<'a> {
     pub index: u32,
     /// Ways into it (counting; 1 otherwise).
     pub paths: u32,
+    /// Its key, where the level keeps its positions' keys (spares unpacking the Zobrist sum).
+    pub key: Option<u128>,
 }

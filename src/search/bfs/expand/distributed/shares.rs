@@ -159,6 +159,7 @@ fn expand_share(
             checks,
             index: index as u32,
             paths: if counting { part.counts[index] } else { 1 },
+            key: None,
         };
         nodes += pipeline.current().generate(
             parent,

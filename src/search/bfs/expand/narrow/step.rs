@@ -198,6 +198,8 @@ impl Run<'_> {
                     checks,
                     index: place as u32,
                     paths,
+                    // (None on the level the narrow loop was entered with.)
+                    key: parents.keys.get(entry).copied(),
                 };
                 let elsewhere = mate_found.load(Ordering::Relaxed);
                 nodes += pipeline.current().generate(
