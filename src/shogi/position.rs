@@ -446,8 +446,8 @@ impl Position {
         self.unpack::<false>(packed, 0);
     }
 
-    /// [`Position::unpack_from`] for a position whose key is known (a breadth-first level
-    /// keeps its positions' keys): the Zobrist sum, a third of unpacking, is skipped.
+    /// [`Position::unpack_from`] for a position whose key is known (a narrow breadth-first
+    /// level keeps its positions' keys): the Zobrist sum, a third of unpacking, is skipped.
     pub fn unpack_with_key(&mut self, packed: &PackedPosition, key: u128) {
         self.unpack::<true>(packed, key);
         debug_assert_eq!(
@@ -457,8 +457,9 @@ impl Position {
         );
     }
 
+    /// Unpacks `packed`, its key summed onto `key` unless `KEY_KNOWN`.
     #[inline(always)]
-    fn unpack<const KEY_KNOWN: bool>(&mut self, packed: &PackedPosition, known_key: u128) {
+    fn unpack<const KEY_KNOWN: bool>(&mut self, packed: &PackedPosition, mut key: u128) {
         // Built in locals, each half of the board on its own 64-bit word, the pieces from a
         // table by their code: unpacking is what every parent of a breadth-first level costs
         // first (15% of the instructions of 森茂 1965's pass at two threads, under cachegrind,
@@ -467,7 +468,6 @@ impl Position {
         let mut color_halves = [[0u64; 2]; 2];
         let mut kind_halves = [[0u64; 2]; PieceType::NUM];
         let mut kings = [None; 2];
-        let mut key = 0u128;
         let mut word = 0;
         let mut codes = packed.words[0];
         let mut in_word = 0;
@@ -530,9 +530,6 @@ impl Position {
             }
             Color::White
         };
-        if KEY_KNOWN {
-            key = known_key;
-        }
         let whole = |[low, high]: [u64; 2]| Bitboard(u128::from(low) | u128::from(high) << 64);
         self.board = board;
         self.by_color = color_halves.map(whole);
