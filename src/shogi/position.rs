@@ -1104,8 +1104,8 @@ mod tests {
         );
     }
 
-    /// Unpacking with the key known (as a breadth-first level unpacks its parents) leaves the
-    /// same position as unpacking from the record alone, into a position that held another.
+    /// Unpacking with the key known (as a narrow breadth-first level unpacks its parents) leaves
+    /// the same position as unpacking from the record alone, into a position that held another.
     #[test]
     fn unpacking_with_the_key_known_leaves_the_same_position() {
         let mut seen = 0;
