@@ -524,11 +524,18 @@ fn push_checks_of(
     let zone = promotion_zone(us);
     for from in from_squares {
         let reach = attacks(us, kind, from, ctx.occ) & !ctx.own;
-        // Whether any of these moves could check, before a pin is looked for.
+        // Whether any of these moves could check, before a pin is looked for: exactly the
+        // destinations pushed below but for the pin (a promotion only where the zone allows
+        // it, a plain move only to a rank the piece may stay on), so that a piece with none
+        // never makes the generator look for pins, which the dead positions of a
+        // breadth-first pass mostly do not need (wfp-56-12 2571 at one thread, under
+        // cachegrind: 1.0% fewer instructions than with the looser test).
         let checking = if ci.discoverers.has(from) {
             reach
         } else if kind.can_promote() {
-            reach & (ci.squares[kind.index()] | ci.squares[kind.promoted().index()])
+            let promoting = if zone.has(from) { reach } else { reach & zone };
+            (reach & ci.squares[kind.index()] & legal_ranks(us, kind))
+                | (promoting & ci.squares[kind.promoted().index()])
         } else {
             reach & ci.squares[kind.index()]
         };
