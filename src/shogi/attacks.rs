@@ -103,6 +103,34 @@ const fn check_from_table() -> [[[u128; 81]; 4]; 2] {
 
 static CHECK_FROM: [[[u128; 81]; 4]; 2] = check_from_table();
 
+/// Squares from which a step piece of either colour may attack a square next to `king`: up to
+/// two files and three ranks away (a knight two ranks beyond a neighbour).
+const fn around_table() -> [u128; 81] {
+    let mut t = [0u128; 81];
+    let mut king: usize = 0;
+    while king < 81 {
+        let mut sq: usize = 0;
+        while sq < 81 {
+            let files_apart = (sq / 9).abs_diff(king / 9);
+            let ranks_apart = (sq % 9).abs_diff(king % 9);
+            if files_apart <= 2 && ranks_apart <= 3 {
+                t[king] |= 1u128 << sq;
+            }
+            sq += 1;
+        }
+        king += 1;
+    }
+    t
+}
+
+static AROUND: [u128; 81] = around_table();
+
+/// Squares from which a step piece may attack a square next to `king`.
+#[inline]
+pub fn step_sources_around(king: Square) -> Bitboard {
+    Bitboard(AROUND[king.index()])
+}
+
 /// Squares from which a `kind` piece (a pawn, knight, silver or gold-mover) of `color` might
 /// give a direct check to a king on `king` in one move; every square for other kinds.
 #[inline]

@@ -170,11 +170,12 @@ fn push_king_moves(ctx: &Ctx, king: Square, targets: Bitboard, list: &mut MoveLi
     let pos = ctx.pos;
     let them = !ctx.us;
     let occ = ctx.occ ^ Bitboard::from_square(king);
-    let attackers = pos.piece_sets(them);
-    for to in king_attacks(king) & targets & !ctx.own {
-        if !attackers.attack(to, occ) {
-            list.push(Move::normal(king, to, false));
-        }
+    let dests = king_attacks(king) & targets & !ctx.own;
+    if dests.is_empty() {
+        return;
+    }
+    for to in pos.piece_sets(them).unattacked_next_to(king, dests, occ) {
+        list.push(Move::normal(king, to, false));
     }
 }
 

@@ -54,23 +54,65 @@ pub struct PieceSets {
 }
 
 impl PieceSets {
-    /// True when any of the pieces attacks `sq` given occupancy `occ` (as
-    /// [`Position::is_attacked`]).
+    /// The squares of `targets`, squares next to `king` (the other side's, lifted off `occ`),
+    /// that none of the pieces attacks given occupancy `occ`. Worked out piece by piece rather
+    /// than square by square: few pieces stand near a king, and each square cost five look-ups
+    /// for the step pieces alone (wfp-56-12 2571 at one thread, under cachegrind: 1.6% fewer
+    /// instructions).
     #[inline]
-    pub fn attack(&self, sq: Square, occ: Bitboard) -> bool {
-        let them = !self.by;
-        let steps = (pawn_attacks(them, sq) & self.pawns)
-            | (knight_attacks(them, sq) & self.knights)
-            | (silver_attacks(them, sq) & self.silvers)
-            | (gold_attacks(them, sq) & self.golds)
-            | (king_attacks(sq) & self.king_steppers);
-        steps.is_nonempty()
-            || ((bishop_pseudo_attacks(sq) & self.diagonal).is_nonempty()
-                && (bishop_attacks(sq, occ) & self.diagonal).is_nonempty())
-            || ((rook_pseudo_attacks(sq) & self.orthogonal).is_nonempty()
-                && (rook_attacks(sq, occ) & self.orthogonal).is_nonempty())
-            || ((lance_pseudo_attacks(them, sq) & self.lances).is_nonempty()
-                && (lance_attacks(them, sq, occ) & self.lances).is_nonempty())
+    pub fn unattacked_next_to(&self, king: Square, targets: Bitboard, occ: Bitboard) -> Bitboard {
+        let open = targets & !self.step_attacks_near(king);
+        if open.is_empty() {
+            return open;
+        }
+        open & !self.slider_attacks_on(open, occ)
+    }
+
+    /// The squares the step pieces near `king` attack: all those next to it, and some more.
+    #[inline]
+    fn step_attacks_near(&self, king: Square) -> Bitboard {
+        let near = step_sources_around(king);
+        let by = self.by;
+        let mut attacked = Bitboard::EMPTY;
+        for from in self.pawns & near {
+            attacked |= pawn_attacks(by, from);
+        }
+        for from in self.knights & near {
+            attacked |= knight_attacks(by, from);
+        }
+        for from in self.silvers & near {
+            attacked |= silver_attacks(by, from);
+        }
+        for from in self.golds & near {
+            attacked |= gold_attacks(by, from);
+        }
+        for from in self.king_steppers & near {
+            attacked |= king_attacks(from);
+        }
+        attacked
+    }
+
+    /// The squares the sliders whose lines cross `targets` attack given occupancy `occ`.
+    #[inline]
+    fn slider_attacks_on(&self, targets: Bitboard, occ: Bitboard) -> Bitboard {
+        let by = self.by;
+        let mut attacked = Bitboard::EMPTY;
+        for from in self.orthogonal {
+            if (rook_pseudo_attacks(from) & targets).is_nonempty() {
+                attacked |= rook_attacks(from, occ);
+            }
+        }
+        for from in self.diagonal {
+            if (bishop_pseudo_attacks(from) & targets).is_nonempty() {
+                attacked |= bishop_attacks(from, occ);
+            }
+        }
+        for from in self.lances {
+            if (lance_pseudo_attacks(by, from) & targets).is_nonempty() {
+                attacked |= lance_attacks(by, from, occ);
+            }
+        }
+        attacked
     }
 }
 
@@ -597,9 +639,8 @@ impl Position {
         (self.step_attackers(by, sq) | sliders) & self.by_color[by.index()]
     }
 
-    /// `by`'s pieces sorted as [`PieceSets::attack`] asks for them: for asking about several
-    /// squares of one position (a king's flights), where [`Position::is_attacked`] would sort
-    /// them again for each.
+    /// `by`'s pieces sorted by how they attack: for asking about the squares next to a king (its
+    /// moves), where [`Position::is_attacked`] would sort them again for each.
     #[inline]
     pub fn piece_sets(&self, by: Color) -> PieceSets {
         let own = self.by_color[by.index()];
@@ -1123,23 +1164,34 @@ mod tests {
         assert!(seen > 300, "{seen}");
     }
 
-    /// `PieceSets::attack` answers as `attackers_to` does, on every square, for either side,
-    /// with the board's occupancy and with a king lifted off it (as the king's moves ask).
+    /// `PieceSets::unattacked_next_to` answers as `attackers_to` does, on the squares next to the
+    /// other side's king (lifted off the board, as the king's moves ask), for either side.
     #[test]
     fn piece_sets_see_the_attackers_that_attackers_to_sees() {
         let (mut attacked, mut asked) = (0, 0);
         random_walks(65, 200, 0.0, |pos| {
             for by in [Color::Black, Color::White] {
+                let Some(king) = pos.king(!by) else {
+                    continue;
+                };
                 let sets = pos.piece_sets(by);
-                let lifted = pos.king(!by).map_or(Bitboard::EMPTY, Bitboard::from_square);
-                for occ in [pos.occupied(), pos.occupied() ^ lifted] {
-                    for sq in Bitboard::ALL {
-                        let expected = pos.attackers_to(by, sq, occ).is_nonempty();
-                        assert_eq!(sets.attack(sq, occ), expected, "{} {sq:?}", pos.to_sfen());
-                        attacked += usize::from(expected);
-                        asked += 1;
-                    }
+                let occ = pos.occupied() ^ Bitboard::from_square(king);
+                let next = king_attacks(king);
+                let expected = next
+                    .iter()
+                    .filter(|&sq| pos.attackers_to(by, sq, occ).is_nonempty())
+                    .fold(Bitboard::EMPTY, |set, sq| set | Bitboard::from_square(sq));
+                // Every subset's answer is the whole set's, restricted to it.
+                for targets in [next, next & pos.occupied(), next & !pos.occupied()] {
+                    assert_eq!(
+                        sets.unattacked_next_to(king, targets, occ),
+                        targets & !expected,
+                        "{} {targets:?}",
+                        pos.to_sfen()
+                    );
                 }
+                attacked += expected.count();
+                asked += next.count();
             }
         });
         // Both answers met often enough to mean something.
