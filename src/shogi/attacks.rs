@@ -105,7 +105,7 @@ static CHECK_FROM: [[[u128; 81]; 4]; 2] = check_from_table();
 
 /// Squares from which a step piece of either colour may attack a square next to `king`: up to
 /// two files and three ranks away (a knight two ranks beyond a neighbour).
-const fn around_table() -> [u128; 81] {
+const fn near_step_sources_table() -> [u128; 81] {
     let mut t = [0u128; 81];
     let mut king: usize = 0;
     while king < 81 {
@@ -123,12 +123,12 @@ const fn around_table() -> [u128; 81] {
     t
 }
 
-static AROUND: [u128; 81] = around_table();
+static NEAR_STEP_SOURCES: [u128; 81] = near_step_sources_table();
 
 /// Squares from which a step piece may attack a square next to `king`.
 #[inline]
-pub fn step_sources_around(king: Square) -> Bitboard {
-    Bitboard(AROUND[king.index()])
+pub fn step_sources_near(king: Square) -> Bitboard {
+    Bitboard(NEAR_STEP_SOURCES[king.index()])
 }
 
 /// Squares from which a `kind` piece (a pawn, knight, silver or gold-mover) of `color` might

@@ -71,7 +71,7 @@ impl PieceSets {
     /// The squares the step pieces near `king` attack: all those next to it, and some more.
     #[inline]
     fn step_attacks_near(&self, king: Square) -> Bitboard {
-        let near = step_sources_around(king);
+        let near = step_sources_near(king);
         let by = self.by;
         let mut attacked = Bitboard::EMPTY;
         for from in self.pawns & near {
