@@ -3,17 +3,17 @@
 //!
 //! A value (the `VALUE_BITS` bits a shard keeps of a key) is split into its top `bucket_bits`
 //! bits, which choose a bucket, and the rest, kept in a record of `VALUE_BITS - bucket_bits`
-//! bits packed end to end (50-57 bits for shards of 2^19-2^26 keys). The records are sorted,
+//! bits packed end to end (51-58 bits for shards of 2^19-2^26 keys). The records are sorted,
 //! so a bucket's records follow one another and a look-up reads the bucket's start and a few
-//! records (about four to a bucket): one or two cache lines. Nothing of the value is lost, so
+//! records (about eight to a bucket): one or two cache lines. Nothing of the value is lost, so
 //! frozen keys can be merged with newer ones into a new frozen set.
 //!
 //! A bucket's start is kept in two parts: the start of its block of 4,096 buckets (a small
 //! table, which stays in the caches) and its 16-bit offset within the block: 2 bytes a bucket
-//! where a whole start took 4, half a byte a key less.
+//! where a whole start took 4, a quarter of a byte a key less.
 //!
 //! A set may keep a few bits more with each value, below it in the record: a *tag* (the key
-//! set keeps how long a key is to be kept there, 6 bits: records of 56-63 bits, 7.5-8.4 bytes a
+//! set keeps how long a key is to be kept there, 6 bits: records of 57-64 bits, 7.4-8.3 bytes a
 //! key with the bucket starts). Its items are then `value << tag_bits | tag`, ordered by value.
 
 use crate::search::memory::ZeroedTable;
@@ -23,16 +23,13 @@ use crate::search::memory::ZeroedTable;
 pub(crate) const VALUE_BITS: u32 = 74;
 
 /// Records a bucket holds on average (fewer buckets: less memory for their starts, longer
-/// scans). Four rather than eight: some 30 bytes of records, which lie in one cache line half
-/// the time, where eight's 60 nearly always took two; an eighth of a byte more a key (half a
-/// byte of start, a bit less of record). 加藤徹 162a's segment, alternated: the level at 5,166
-/// plies 65.7 s against 67.4 s (medians of 7 and 11 runs; 3 of the 11 past 90 s).
-const KEYS_PER_BUCKET: usize = 4;
+/// scans).
+const KEYS_PER_BUCKET: usize = 8;
 const MIN_BUCKET_BITS: u32 = 1;
 /// Bytes after the last record, so that every record can be read as 16 bytes.
 const PADDING: usize = 16;
 /// Buckets of a block, whose offsets count from the block's start (`BLOCK_BITS` of the bucket
-/// number): about 16,384 records at four a bucket, well within an offset's 16 bits (a block
+/// number): about 32,768 records at eight a bucket, well within an offset's 16 bits (a block
 /// that held more than 65,535 would have the set use smaller blocks: see `block_bits_for`).
 const BLOCK_BITS: u32 = 12;
 
@@ -96,7 +93,7 @@ impl FrozenKeys {
 
     /// The widest blocks (at most `BLOCK_BITS` of the bucket number) in which no offset needs
     /// more than 16 bits, given the records each bucket holds. Hashed keys never need fewer
-    /// than `BLOCK_BITS` (a block holds 65,535 records only some 380 standard deviations above
+    /// than `BLOCK_BITS` (a block holds 65,535 records only some 180 standard deviations above
     /// its mean); the loop makes any set of values exact.
     fn block_bits_for(counts: &[u32], bucket_bits: u32) -> u32 {
         let mut bits = BLOCK_BITS.min(bucket_bits);
@@ -257,8 +254,8 @@ impl FrozenKeys {
 
     /// Starts loading the records of `value`'s bucket: reads where the bucket begins and ends
     /// (loaded by `prefetch` a little before, if all went well), so that the look-up's second
-    /// load is on its way too. Both ends: some four records of 56-63 bits are 30 bytes or so,
-    /// across two cache lines half the time, and a look-up read with only the first line
+    /// load is on its way too. Both ends: some eight records of 57-64 bits are 64 bytes or so,
+    /// across two cache lines more often than not, and a look-up read with only the first line
     /// loaded still waited on the second (`record` 18% of the samples of 加藤徹 162a past its
     /// freezes, nearly all on its load).
     #[inline]
@@ -355,16 +352,16 @@ mod tests {
 
     #[test]
     fn a_large_set_takes_seven_bytes_a_key() {
-        // 2^22 keys: 20 bucket bits, 54 bits a record, half a byte of bucket offset.
+        // 2^22 keys: 19 bucket bits, 55 bits a record, a quarter of a byte of bucket offset.
         assert_eq!(
             FrozenKeys::record_bits_for(FrozenKeys::bucket_bits_for(1 << 22), 0),
-            54
+            55
         );
         let per_key = FrozenKeys::bytes_for_tagged(1 << 22, 0) as f64 / (1 << 22) as f64;
-        assert!((7.25..7.3).contains(&per_key), "{per_key}");
-        // 2^25 keys: 51 bits a record.
+        assert!((7.1..7.15).contains(&per_key), "{per_key}");
+        // 2^25 keys: 52 bits a record.
         let per_key = FrozenKeys::bytes_for_tagged(1 << 25, 0) as f64 / (1 << 25) as f64;
-        assert!((6.85..6.9).contains(&per_key), "{per_key}");
+        assert!((6.7..6.8).contains(&per_key), "{per_key}");
         // As made: a set's bytes are what the estimate says.
         let set = values(1 << 20, 3);
         let frozen = FrozenKeys::new(set.iter().copied(), set.len()).unwrap();
